@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Conflict is a field that both the local package and the upstream changed
+// (from the common origin) to different values, where the merge kept the
+// upstream's value. kpt drops these silently; kptbot reports them.
+type Conflict struct {
+	// File is the resource's file, relative to the package root.
+	File string `json:"file"`
+	// Resource identifies the resource as apiVersion/kind/namespace/name
+	// (or the Kptfile's pipeline function).
+	Resource string `json:"resource"`
+	// Field is the field path, e.g. spec.replicas or
+	// spec.template.spec.containers[name=app].image.
+	Field string `json:"field"`
+	// Local is the local value that was overwritten ("<absent>" when the
+	// local package removed the field).
+	Local string `json:"local"`
+	// Upstream is the value the merge kept.
+	Upstream string `json:"upstream"`
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s: %s: %s: local %s, upstream %s (upstream kept)", c.File, c.Resource, c.Field, c.Local, c.Upstream)
+}
+
+const absent = "<absent>"
+
+// resourceSet is a package's resources keyed by identity.
+type resourceSet map[string]resourceEntry
+
+type resourceEntry struct {
+	file   string
+	fields map[string]string
+}
+
+// readResourceSet reads the KRM resources under dir (subpackages included,
+// Kptfiles excluded). Files that are not KRM are ignored: they take no part
+// in field-level conflicts.
+func readResourceSet(dir string) (resourceSet, error) {
+	r := kio.LocalPackageReader{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true}
+	nodes, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
+	}
+	out := resourceSet{}
+	for _, n := range nodes {
+		if isKptfileNode(n) {
+			continue
+		}
+		file, _, _ := kioutil.GetFileAnnotations(n)
+		m := map[string]string{}
+		flatten(n.YNode(), "", m)
+		for k := range m {
+			if strings.HasPrefix(k, "metadata.annotations.config.kubernetes.io/") ||
+				strings.HasPrefix(k, "metadata.annotations.internal.config.kubernetes.io/") ||
+				strings.HasPrefix(k, "metadata.annotations.internal.kpt.dev/") {
+				delete(m, k)
+			}
+		}
+		out[identity(n)] = resourceEntry{file: file, fields: m}
+	}
+	return out, nil
+}
+
+// identity keys a resource by its upstream identity: the "kpt-merge"
+// comment when present (so a local rename still matches), else its
+// current group/kind/namespace/name.
+func identity(n *yaml.RNode) string {
+	ns, name := n.GetNamespace(), n.GetName()
+	if mf := n.Field(yaml.MetadataField); mf != nil && mf.Key != nil {
+		if c := mf.Key.YNode().LineComment; strings.Contains(c, "kpt-merge:") {
+			v := strings.TrimSpace(c[strings.Index(c, "kpt-merge:")+len("kpt-merge:"):])
+			if i := strings.Index(v, "/"); i >= 0 {
+				ns, name = v[:i], v[i+1:]
+			}
+		}
+	}
+	group := n.GetApiVersion()
+	if i := strings.Index(group, "/"); i >= 0 {
+		group = group[:i]
+	} else {
+		group = ""
+	}
+	return group + "/" + n.GetKind() + "/" + ns + "/" + name
+}
+
+// displayID formats an identity for people.
+func displayID(id string) string {
+	parts := strings.SplitN(id, "/", 4)
+	if len(parts) != 4 {
+		return id
+	}
+	kind := parts[1]
+	if parts[0] != "" {
+		kind = parts[1] + "." + parts[0]
+	}
+	if parts[2] != "" {
+		return kind + " " + parts[2] + "/" + parts[3]
+	}
+	return kind + " " + parts[3]
+}
+
+// flatten records every scalar under node by field path. Sequences of
+// mappings that all carry a "name" are keyed by name, as Kubernetes merges
+// them; other sequences are compared whole.
+func flatten(node *yaml.Node, prefix string, out map[string]string) {
+	switch node.Kind {
+	case yaml.DocumentNode:
+		for _, c := range node.Content {
+			flatten(c, prefix, out)
+		}
+	case yaml.MappingNode:
+		if len(node.Content) == 0 {
+			out[prefix] = "{}"
+		}
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key := node.Content[i].Value
+			p := key
+			if prefix != "" {
+				p = prefix + "." + key
+			}
+			flatten(node.Content[i+1], p, out)
+		}
+	case yaml.SequenceNode:
+		if names, ok := seqNames(node); ok {
+			for i, c := range node.Content {
+				flatten(c, fmt.Sprintf("%s[name=%s]", prefix, names[i]), out)
+			}
+			return
+		}
+		b, err := yaml.String(node)
+		if err != nil {
+			b = fmt.Sprint(node.Content)
+		}
+		out[prefix] = strings.TrimSpace(b)
+	case yaml.AliasNode:
+		if node.Alias != nil {
+			flatten(node.Alias, prefix, out)
+		}
+	default:
+		out[prefix] = node.Value
+	}
+}
+
+func seqNames(node *yaml.Node) ([]string, bool) {
+	if len(node.Content) == 0 {
+		return nil, false
+	}
+	names := make([]string, 0, len(node.Content))
+	seen := map[string]bool{}
+	for _, c := range node.Content {
+		if c.Kind != yaml.MappingNode {
+			return nil, false
+		}
+		name := ""
+		for i := 0; i+1 < len(c.Content); i += 2 {
+			if c.Content[i].Value == "name" && c.Content[i+1].Kind == yaml.ScalarNode {
+				name = c.Content[i+1].Value
+			}
+		}
+		if name == "" || seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	return names, true
+}
+
+// findConflicts compares origin, local (before the merge), updated and
+// merged resource sets and returns the fields where local and upstream both
+// changed and the merged result holds the upstream value.
+func findConflicts(prefix string, origin, local, updated, merged resourceSet) []Conflict {
+	var out []Conflict
+	for id, m := range merged {
+		o, ok1 := origin[id]
+		l, ok2 := local[id]
+		u, ok3 := updated[id]
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		paths := map[string]bool{}
+		for _, set := range []map[string]string{o.fields, l.fields, u.fields} {
+			for p := range set {
+				paths[p] = true
+			}
+		}
+		for p := range paths {
+			ov, lv, uv, mv := val(o.fields, p), val(l.fields, p), val(u.fields, p), val(m.fields, p)
+			if ov == lv || ov == uv || lv == uv || mv != uv {
+				continue
+			}
+			file := m.file
+			if prefix != "." && prefix != "" {
+				file = prefix + "/" + file
+			}
+			out = append(out, Conflict{File: file, Resource: displayID(id), Field: p, Local: lv, Upstream: uv})
+		}
+	}
+	sortConflicts(out)
+	return out
+}
+
+func val(m map[string]string, p string) string {
+	if v, ok := m[p]; ok {
+		return v
+	}
+	return absent
+}
+
+func sortConflicts(cs []Conflict) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Resource != b.Resource {
+			return a.Resource < b.Resource
+		}
+		return a.Field < b.Field
+	})
+}
+
+// addMergeCommentsToDirs runs kpt's merge-comment pass over each directory
+// so that the three versions of a package match by identity.
+func addMergeCommentsToDirs(dirs ...string) error {
+	if err := addmergecomment.Process(dirs...); err != nil {
+		return fmt.Errorf("adding merge comments: %w", err)
+	}
+	return nil
+}

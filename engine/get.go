@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/fetch"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+// Fetcher resolves a version of a package in a repository and returns its
+// files; fetch.Client implements it over git.
+type Fetcher interface {
+	Fetch(ctx context.Context, repo, dir, version string) (map[string][]byte, fetch.Resolved, error)
+}
+
+// GetOptions configures Get.
+type GetOptions struct {
+	// Repo, Dir and Version name the upstream (Dir starts with "/").
+	Repo, Dir, Version string
+	// Strategy is recorded as upstream.updateStrategy (default resource-merge).
+	Strategy kptfilev1.UpdateStrategyType
+	// ForDeployment generates package-context.yaml, as `kpt pkg get --for-deployment`.
+	ForDeployment bool
+}
+
+// GetResult reports what Get fetched.
+type GetResult struct {
+	// Packages lists each fetched package (root first) with its resolution.
+	Packages []FetchedPackage
+}
+
+// FetchedPackage is one package fetched from an upstream.
+type FetchedPackage struct {
+	Path     string // relative to the destination, "." for the root
+	Repo     string
+	Dir      string
+	Resolved fetch.Resolved
+}
+
+// Get creates a new package at dest from an upstream, as `kpt pkg get`:
+// the Kptfile is named after dest and records upstream and upstreamLock,
+// resources get "# kpt-merge:" identity comments, and remote subpackages
+// (Kptfiles with an upstream but no lock) are fetched too. dest must not
+// exist; on any error nothing is left behind.
+func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResult, error) {
+	if _, err := os.Stat(dest); err == nil {
+		return nil, fmt.Errorf("destination %s already exists", dest)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("checking destination %s: %w", dest, err)
+	}
+	parent := filepath.Dir(dest)
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("parent directory %s of the destination does not exist", parent)
+	}
+	if opts.Strategy == "" {
+		opts.Strategy = kptfilev1.ResourceMerge
+	}
+	if err := checkStrategy(string(opts.Strategy)); err != nil {
+		return nil, err
+	}
+	// Build the package beside its destination and rename it into place at
+	// the end, so a failure never leaves a half-fetched package.
+	stage, err := os.MkdirTemp(parent, ".kptbot-get-")
+	if err != nil {
+		return nil, fmt.Errorf("creating staging directory: %w", err)
+	}
+	defer os.RemoveAll(stage)
+
+	kf := kptfileutil.DefaultKptfile(filepath.Base(dest))
+	kf.Upstream = &kptfilev1.Upstream{
+		Type:           kptfilev1.GitOrigin,
+		Git:            &kptfilev1.Git{Repo: opts.Repo, Directory: opts.Dir, Ref: opts.Version},
+		UpdateStrategy: opts.Strategy,
+	}
+	if err := WriteKptfile(stage, kf); err != nil {
+		return nil, err
+	}
+	res := &GetResult{}
+	if err := fetchPackages(ctx, f, stage, res); err != nil {
+		return nil, err
+	}
+	if err := addMergeComments(stage); err != nil {
+		return nil, err
+	}
+	if opts.ForDeployment {
+		if err := writePackageContext(stage, filepath.Base(dest)); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Rename(stage, dest); err != nil {
+		return nil, fmt.Errorf("moving fetched package into %s: %w", dest, err)
+	}
+	if err := os.Chmod(dest, 0o755); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func checkStrategy(s string) error {
+	switch kptfilev1.UpdateStrategyType(s) {
+	case kptfilev1.ResourceMerge, kptfilev1.FastForward, kptfilev1.ForceDeleteReplace, kptfilev1.CopyMerge:
+		return nil
+	}
+	return fmt.Errorf("unknown update strategy %q: expected one of resource-merge, fast-forward, force-delete-replace, copy-merge", s)
+}
+
+// fetchPackages walks the package tree under root and fetches every package
+// whose Kptfile has an upstream but no upstreamLock, the root included.
+func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) error {
+	stack := []string{"."}
+	for len(stack) > 0 {
+		rel := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		dir := filepath.Join(root, rel)
+		kf, err := ReadKptfile(dir)
+		if err != nil {
+			return err
+		}
+		if kf.Upstream != nil && kf.Upstream.Git != nil && kf.UpstreamLock == nil {
+			fp, err := fetchInto(ctx, f, dir, kf)
+			if err != nil {
+				return fmt.Errorf("fetching package %s: %w", rel, err)
+			}
+			fp.Path = rel
+			res.Packages = append(res.Packages, fp)
+		}
+		subs, err := directSubpackages(dir)
+		if err != nil {
+			return err
+		}
+		for i := len(subs) - 1; i >= 0; i-- {
+			stack = append(stack, path.Join(rel, subs[i]))
+		}
+	}
+	return nil
+}
+
+// fetchInto copies the upstream of kf into dir, merging the upstream's
+// Kptfile into the local one and recording the lock.
+func fetchInto(ctx context.Context, f Fetcher, dir string, kf *kptfilev1.KptFile) (FetchedPackage, error) {
+	g := kf.Upstream.Git
+	files, resolved, err := f.Fetch(ctx, g.Repo, g.Directory, g.Ref)
+	if err != nil {
+		return FetchedPackage{}, err
+	}
+	src, err := os.MkdirTemp("", "kptbot-upstream-")
+	if err != nil {
+		return FetchedPackage{}, err
+	}
+	defer os.RemoveAll(src)
+	if err := Tree(files).Write(src); err != nil {
+		return FetchedPackage{}, err
+	}
+	if _, ok := files[KptfileName]; ok {
+		if _, err := ReadKptfile(src); err != nil {
+			return FetchedPackage{}, fmt.Errorf("upstream %s%s@%s: %w", g.Repo, g.Directory, g.Ref, err)
+		}
+	}
+	for name, b := range files {
+		if name == KptfileName {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return FetchedPackage{}, err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return FetchedPackage{}, err
+		}
+	}
+	if err := kptfileutil.UpdateKptfileWithoutOrigin(dir, src, false); err != nil {
+		return FetchedPackage{}, fmt.Errorf("merging upstream Kptfile: %w", err)
+	}
+	local, err := ReadKptfile(dir)
+	if err != nil {
+		return FetchedPackage{}, err
+	}
+	local.UpstreamLock = lockFor(g, resolved)
+	if err := WriteKptfile(dir, local); err != nil {
+		return FetchedPackage{}, err
+	}
+	return FetchedPackage{Repo: g.Repo, Dir: g.Directory, Resolved: resolved}, nil
+}
+
+func lockFor(g *kptfilev1.Git, r fetch.Resolved) *kptfilev1.UpstreamLock {
+	return &kptfilev1.UpstreamLock{
+		Type: kptfilev1.GitOrigin,
+		Git: &kptfilev1.GitLock{
+			Repo:      g.Repo,
+			Directory: g.Directory,
+			Ref:       r.Ref,
+			Commit:    r.Commit,
+		},
+	}
+}
+
+// directSubpackages lists the directories directly below dir (at any depth,
+// but not inside another subpackage) that hold a Kptfile.
+func directSubpackages(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || p == dir {
+			return nil
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(p, KptfileName)); err == nil {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// addMergeComments adds kpt's "# kpt-merge: ns/name" comments and
+// upstream-identifier annotations to every resource of the package tree.
+func addMergeComments(dir string) error {
+	rw := &kio.LocalPackageReadWriter{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true}
+	err := kio.Pipeline{
+		Inputs:  []kio.Reader{rw},
+		Filters: []kio.Filter{kio.FilterAll(&addmergecomment.AddMergeComment{})},
+		Outputs: []kio.Writer{rw},
+	}.Execute()
+	if err != nil {
+		return fmt.Errorf("adding merge comments in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// PackageContextFile is the file `--for-deployment` generates.
+const PackageContextFile = "package-context.yaml"
+
+func writePackageContext(dir, name string) error {
+	content := fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kptfile.kpt.dev
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  name: %s
+`, yamlScalar(name))
+	return os.WriteFile(filepath.Join(dir, PackageContextFile), []byte(content), 0o644)
+}
+
+// yamlScalar quotes s if YAML would not read it back as the same string.
+func yamlScalar(s string) string {
+	if s == "" || strings.ContainsAny(s, ":#{}[],&*!|>'\"%@`") || s == "true" || s == "false" || s == "null" {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+// Package engine holds kptbot's package operations: get, update, diff,
+// render and init, built on kpt's own library so the result is what kpt
+// and Porch users expect. Nothing here talks to a forge; upstream trees
+// arrive through the small Fetcher interface.
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// KptfileName is the name of the package manifest.
+const KptfileName = kptfilev1.KptFileName
+
+// ReadKptfile reads and strictly decodes dir/Kptfile. Errors name the file,
+// the line and the field at fault.
+func ReadKptfile(dir string) (*kptfilev1.KptFile, error) {
+	p := filepath.Join(dir, KptfileName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reading %s: no Kptfile: %q is not a kpt package: %w", p, dir, err)
+		}
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	return DecodeKptfile(p, b)
+}
+
+var yamlLineErr = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+
+// DecodeKptfile strictly decodes the Kptfile content b read from name.
+func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
+	kf, err := kptfileutil.DecodeKptfile(bytes.NewReader(b))
+	if err != nil {
+		msg := err.Error()
+		msg = yamlLineErr.ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
+		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+		msg = strings.ReplaceAll(msg, "\n", "; ")
+		return nil, fmt.Errorf("invalid Kptfile %s: %s", name, strings.TrimSpace(msg))
+	}
+	if err := validateKptfile(kf); err != nil {
+		return nil, fmt.Errorf("invalid Kptfile %s: %w", name, err)
+	}
+	return kf, nil
+}
+
+func validateKptfile(kf *kptfilev1.KptFile) error {
+	if kf.Name == "" {
+		return fmt.Errorf("metadata.name: must be set")
+	}
+	if kf.Pipeline != nil {
+		for kind, fns := range map[string][]kptfilev1.Function{"mutators": kf.Pipeline.Mutators, "validators": kf.Pipeline.Validators} {
+			for i, f := range fns {
+				field := fmt.Sprintf("pipeline.%s[%d]", kind, i)
+				if f.Image == "" && f.Exec == "" {
+					return fmt.Errorf("%s: one of image or exec must be set", field)
+				}
+				if f.Image != "" && f.Exec != "" {
+					return fmt.Errorf("%s: image %q and exec %q are mutually exclusive", field, f.Image, f.Exec)
+				}
+				if f.ConfigPath != "" && len(f.ConfigMap) > 0 {
+					return fmt.Errorf("%s: configPath and configMap are mutually exclusive (function %s)", field, fnLabel(f))
+				}
+			}
+		}
+	}
+	if kf.Upstream != nil && kf.Upstream.Type == kptfilev1.GitOrigin && kf.Upstream.Git == nil {
+		return fmt.Errorf("upstream.git: must be set when upstream.type is git")
+	}
+	return nil
+}
+
+func fnLabel(f kptfilev1.Function) string {
+	switch {
+	case f.Name != "":
+		return fmt.Sprintf("%q (%s)", f.Name, f.Image+f.Exec)
+	default:
+		return f.Image + f.Exec
+	}
+}
+
+// WriteKptfile writes kf to dir/Kptfile in kpt's canonical layout.
+func WriteKptfile(dir string, kf *kptfilev1.KptFile) error {
+	if err := kptfileutil.WriteFile(dir, kf); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, KptfileName), err)
+	}
+	return nil
+}
+
+// setCondition sets or replaces the condition of the given type.
+func setCondition(kf *kptfilev1.KptFile, c kptfilev1.Condition) {
+	if kf.Status == nil {
+		kf.Status = &kptfilev1.Status{}
+	}
+	for i := range kf.Status.Conditions {
+		if kf.Status.Conditions[i].Type == c.Type {
+			kf.Status.Conditions[i] = c
+			return
+		}
+	}
+	kf.Status.Conditions = append(kf.Status.Conditions, c)
+}
+
+// isKptfileNode reports whether a parsed resource is a Kptfile.
+func isKptfileNode(n *yaml.RNode) bool {
+	return n.GetKind() == kptfilev1.KptFileKind && strings.HasPrefix(n.GetApiVersion(), kptfilev1.KptFileGroup+"/")
+}

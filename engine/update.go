@@ -1,0 +1,344 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"github.com/kptdev/kpt/pkg/lib/update"
+	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
+	"sigs.k8s.io/kustomize/kyaml/copyutil"
+)
+
+// UpdateOptions configures Update.
+type UpdateOptions struct {
+	// Version is the new upstream ref; empty keeps the Kptfile's upstream ref
+	// (so a branch ref picks up the branch's new tip).
+	Version string
+	// Strategy overrides the Kptfile's upstream.updateStrategy.
+	Strategy string
+}
+
+// UpdateResult reports what Update did.
+type UpdateResult struct {
+	// Packages lists each package updated from its upstream, root first.
+	Packages []FetchedPackage `json:"packages"`
+	// Conflicts lists the fields where local and upstream both changed and
+	// upstream won.
+	Conflicts []Conflict `json:"conflicts"`
+	// Added, Removed and Modified list the package's files that changed.
+	Added    []string `json:"added,omitempty"`
+	Removed  []string `json:"removed,omitempty"`
+	Modified []string `json:"modified,omitempty"`
+}
+
+// Update merges upstream changes into the package at dir, as `kpt pkg
+// update`: origin is the upstreamLock commit, updated is the new ref, local
+// is dir. The merge runs on a copy; dir is changed only when every package
+// merged, so a failure leaves it as it was.
+func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*UpdateResult, error) {
+	kf, err := ReadKptfile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kf.Upstream == nil || kf.Upstream.Git == nil {
+		return nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git): nothing to update from", dir)
+	}
+	if opts.Strategy != "" {
+		if err := checkStrategy(opts.Strategy); err != nil {
+			return nil, err
+		}
+	}
+	have, err := ReadTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "kptbot-update-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	local := filepath.Join(work, "local")
+	if err := have.Write(local); err != nil {
+		return nil, err
+	}
+
+	u := &updater{fetcher: f, work: work, res: &UpdateResult{}}
+	originalRef := kf.Upstream.Git.Ref
+	if opts.Version != "" {
+		kf.Upstream.Git.Ref = opts.Version
+	}
+	if opts.Strategy != "" {
+		kf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
+	}
+	if kf.Upstream.UpdateStrategy == "" {
+		kf.Upstream.UpdateStrategy = kptfilev1.ResourceMerge
+	}
+	if err := WriteKptfile(local, kf); err != nil {
+		return nil, err
+	}
+
+	// Packages with an upstream of their own are updated from it in turn,
+	// as kpt does for remote subpackages.
+	stack := []string{"."}
+	for len(stack) > 0 {
+		rel := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := u.updateRoot(ctx, local, rel); err != nil {
+			if rel == "." {
+				return nil, fmt.Errorf("updating %s: %w", dir, err)
+			}
+			return nil, fmt.Errorf("updating %s (subpackage %s): %w", dir, rel, err)
+		}
+		subs, err := directSubpackages(filepath.Join(local, rel))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range subs {
+			subDir := filepath.Join(local, rel, s)
+			skf, err := ReadKptfile(subDir)
+			if err != nil {
+				return nil, err
+			}
+			if skf.Upstream == nil || skf.Upstream.Git == nil {
+				continue
+			}
+			if skf.Upstream.Git.Repo == kf.Upstream.Git.Repo && skf.Upstream.Git.Ref == originalRef &&
+				strings.HasPrefix(path.Clean(skf.Upstream.Git.Directory), path.Clean(kf.Upstream.Git.Directory)) {
+				if opts.Version != "" {
+					skf.Upstream.Git.Ref = opts.Version
+				}
+				if opts.Strategy != "" {
+					skf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
+				}
+				if err := WriteKptfile(subDir, skf); err != nil {
+					return nil, err
+				}
+			}
+			stack = append(stack, path.Join(rel, s))
+		}
+	}
+	if err := addMergeComments(local); err != nil {
+		return nil, err
+	}
+	want, err := ReadTree(local)
+	if err != nil {
+		return nil, err
+	}
+	u.res.Added, u.res.Removed, u.res.Modified = have.Changes(want)
+	if err := syncDir(dir, have, want); err != nil {
+		return nil, fmt.Errorf("writing the merged package to %s: %w", dir, err)
+	}
+	return u.res, nil
+}
+
+type updater struct {
+	fetcher Fetcher
+	work    string
+	n       int
+	res     *UpdateResult
+}
+
+func (u *updater) tempDir(kind string) (string, error) {
+	u.n++
+	d := filepath.Join(u.work, fmt.Sprintf("%s-%d", kind, u.n))
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// updateRoot updates the package at root/rel (which has its own upstream)
+// and the packages inside it that come from the same upstream.
+func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
+	pkgDir := filepath.Join(root, rel)
+	kf, err := ReadKptfile(pkgDir)
+	if err != nil {
+		return err
+	}
+	g := kf.Upstream.Git
+	updFiles, resolved, err := u.fetcher.Fetch(ctx, g.Repo, g.Directory, g.Ref)
+	if err != nil {
+		return fmt.Errorf("fetching upstream %s%s@%s: %w", g.Repo, g.Directory, g.Ref, err)
+	}
+	updatedDir, err := u.tempDir("updated")
+	if err != nil {
+		return err
+	}
+	if err := Tree(updFiles).Write(updatedDir); err != nil {
+		return err
+	}
+	originDir, err := u.tempDir("origin")
+	if err != nil {
+		return err
+	}
+	if lock := kf.UpstreamLock; lock != nil && lock.Git != nil {
+		orgFiles, _, err := u.fetcher.Fetch(ctx, lock.Git.Repo, lock.Git.Directory, lock.Git.Commit)
+		if err != nil {
+			return fmt.Errorf("fetching origin %s%s@%s (upstreamLock): %w", lock.Git.Repo, lock.Git.Directory, lock.Git.Commit, err)
+		}
+		if err := Tree(orgFiles).Write(originDir); err != nil {
+			return err
+		}
+	}
+	strategy := string(kf.Upstream.UpdateStrategy)
+	if strategy == "" {
+		strategy = string(kptfilev1.ResourceMerge)
+	}
+	if err := checkStrategy(strategy); err != nil {
+		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, KptfileName), err)
+	}
+
+	// Snapshot before merging, for conflict reporting.
+	if err := addMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
+		return err
+	}
+	var before [3]resourceSet
+	for i, d := range []string{originDir, pkgDir, updatedDir} {
+		if before[i], err = readResourceSet(d); err != nil {
+			return err
+		}
+	}
+	localKfBefore := kf
+
+	stack := []string{"."}
+	for len(stack) > 0 {
+		sub := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		lp, up, op := filepath.Join(pkgDir, sub), filepath.Join(updatedDir, sub), filepath.Join(originDir, sub)
+		if err := updatePackage(strategy, sub, lp, up, op, sub == "."); err != nil {
+			return err
+		}
+		for _, s := range remoteSubpackages(lp, up, op) {
+			stack = append(stack, path.Join(sub, s))
+		}
+	}
+
+	merged, err := ReadKptfile(pkgDir)
+	if err != nil {
+		return err
+	}
+	if strategy == string(kptfilev1.ResourceMerge) {
+		orgKf := readKptfileOrEmpty(originDir)
+		updKf := readKptfileOrEmpty(updatedDir)
+		pipe, pc := mergePipeline(orgKf.Pipeline, localKfBefore.Pipeline, updKf.Pipeline)
+		merged.Pipeline = pipe
+		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, pc)...)
+		after, err := readResourceSet(pkgDir)
+		if err != nil {
+			return err
+		}
+		u.res.Conflicts = append(u.res.Conflicts, findConflicts(rel, before[0], before[1], before[2], after)...)
+	}
+	merged.Upstream = kf.Upstream
+	merged.UpstreamLock = lockFor(g, resolved)
+	if err := WriteKptfile(pkgDir, merged); err != nil {
+		return err
+	}
+	u.res.Packages = append(u.res.Packages, FetchedPackage{Path: rel, Repo: g.Repo, Dir: g.Directory, Resolved: resolved})
+	return nil
+}
+
+func prefixConflicts(rel string, cs []Conflict) []Conflict {
+	if rel == "." {
+		return cs
+	}
+	for i := range cs {
+		cs[i].File = rel + "/" + cs[i].File
+	}
+	return cs
+}
+
+func readKptfileOrEmpty(dir string) *kptfilev1.KptFile {
+	kf, err := ReadKptfile(dir)
+	if err != nil {
+		return &kptfilev1.KptFile{}
+	}
+	return kf
+}
+
+func isPackageDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, KptfileName))
+	return err == nil
+}
+
+// updatePackage applies kpt's rules for one package of an upstream tree:
+// added, deleted or changed on either side.
+func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool) error {
+	localExists := isPackageDir(localPath)
+	updatedExists, originExists := isRoot, isRoot
+	if !isRoot {
+		updatedExists, originExists = isPackageDir(updatedPath), isPackageDir(originPath)
+	}
+	switch {
+	case !originExists && !localExists && !updatedExists:
+		return nil
+	case !originExists && localExists && updatedExists:
+		return fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
+	case !originExists && !localExists && updatedExists:
+		t, err := ReadTree(updatedPath)
+		if err != nil {
+			return err
+		}
+		return t.Write(localPath)
+	case !originExists && localExists && !updatedExists:
+		return nil // added locally
+	case originExists && !localExists:
+		return nil // deleted locally (and maybe upstream): stays deleted
+	case originExists && localExists && !updatedExists:
+		d, err := copyutil.Diff(originPath, localPath)
+		if err != nil {
+			return err
+		}
+		if d.Len() == 0 {
+			return os.RemoveAll(localPath)
+		}
+		return nil // deleted upstream but changed locally: kept
+	}
+	opts := updatetypes.Options{
+		RelPackagePath: sub,
+		LocalPath:      localPath,
+		UpdatedPath:    updatedPath,
+		OriginPath:     originPath,
+		IsRoot:         isRoot,
+	}
+	if err := update.GetUpdater(strategy).Update(opts); err != nil {
+		return explainUpdateError(strategy, err)
+	}
+	return nil
+}
+
+// explainUpdateError turns kpt's terse fast-forward failure into advice.
+func explainUpdateError(strategy string, err error) error {
+	msg := err.Error()
+	if strategy == string(kptfilev1.FastForward) && strings.Contains(msg, "local package files have been modified") {
+		return fmt.Errorf("%w: fast-forward needs an unmodified package; use --strategy resource-merge to keep local edits", err)
+	}
+	return err
+}
+
+// remoteSubpackages lists the direct subpackages, in any of the three
+// trees, that have an upstream of their own.
+func remoteSubpackages(dirs ...string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		subs, err := directSubpackages(d)
+		if err != nil {
+			continue
+		}
+		for _, s := range subs {
+			kf, err := ReadKptfile(filepath.Join(d, s))
+			if err != nil || kf.Upstream == nil || seen[s] {
+				continue
+			}
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
