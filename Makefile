@@ -2,6 +2,9 @@
 export GOTOOLCHAIN := local
 export GONOSUMDB := github.com/kptdev
 export GOFLAGS := -buildvcs=false
+# No cgo: kpt's optional wasmtime runtime is then left out (kptbot never
+# runs wasm functions), and the binary is static.
+export CGO_ENABLED := 0
 
 BIN := bin/kptbot
 

@@ -45,10 +45,10 @@ func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
 		msg = yamlLineErr.ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
 		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
 		msg = strings.ReplaceAll(msg, "\n", "; ")
-		return nil, fmt.Errorf("invalid Kptfile %s: %s", name, strings.TrimSpace(msg))
+		return nil, fmt.Errorf("invalid %s: %s", name, strings.TrimSpace(msg))
 	}
 	if err := validateKptfile(kf); err != nil {
-		return nil, fmt.Errorf("invalid Kptfile %s: %w", name, err)
+		return nil, fmt.Errorf("invalid %s: %w", name, err)
 	}
 	return kf, nil
 }

@@ -92,6 +92,9 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 			return nil, err
 		}
 		if err := u.updateRoot(ctx, local, rel); err != nil {
+			// Errors from kpt's updaters name the working copy; show the
+			// user's directory instead.
+			err = rewritePaths(err, local, dir)
 			if rel == "." {
 				return nil, fmt.Errorf("updating %s: %w", dir, err)
 			}
@@ -138,6 +141,23 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	}
 	return u.res, nil
 }
+
+// rewritePaths replaces the path from with to in err's message.
+func rewritePaths(err error, from, to string) error {
+	msg := err.Error()
+	if !strings.Contains(msg, from) {
+		return err
+	}
+	return &rewrittenError{msg: strings.ReplaceAll(msg, from, to), err: err}
+}
+
+type rewrittenError struct {
+	msg string
+	err error
+}
+
+func (e *rewrittenError) Error() string { return e.msg }
+func (e *rewrittenError) Unwrap() error { return e.err }
 
 type updater struct {
 	fetcher Fetcher

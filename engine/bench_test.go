@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+)
+
+// genPackage builds a package of n resources (Deployments, Services and
+// ConfigMaps, 10 per file) with a 5-function built-in pipeline.
+func genPackage(n int, replicas int) Tree {
+	t := Tree{KptfileName: []byte(`apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: bench
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2.0
+      configMap:
+        tier: gold
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1
+      configMap:
+        namespace: bench
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0
+      configMap:
+        team: platform
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-annotations:v0.1.4
+      configMap:
+        owner: platform@example.com
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-image:v0.1.1
+      configMap:
+        name: nginx
+        newTag: "1.27"
+`)}
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-%d
+  labels:
+    app: app-%d
+    tier: silver # kpt-set: ${tier}
+spec:
+  replicas: %d
+  selector:
+    matchLabels:
+      app: app-%d
+  template:
+    metadata:
+      labels:
+        app: app-%d
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.25
+          ports:
+            - containerPort: 80
+`, i, i, replicas, i, i)
+		case 1:
+			fmt.Fprintf(&b, `apiVersion: v1
+kind: Service
+metadata:
+  name: svc-%d
+spec:
+  selector:
+    app: app-%d
+  ports:
+    - port: 80
+      targetPort: 80
+`, i, i-1)
+		default:
+			fmt.Fprintf(&b, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-%d
+data:
+  key: value-%d
+  replicas: "%d"
+`, i, i, replicas)
+		}
+		if i%10 == 9 || i == n-1 {
+			t[fmt.Sprintf("resources-%04d.yaml", i/10)] = []byte(b.String())
+			b.Reset()
+		} else {
+			b.WriteString("---\n")
+		}
+	}
+	return t
+}
+
+func benchRender(b *testing.B, n int) {
+	in := genPackage(n, 1)
+	ctx := context.Background()
+	size := 0
+	for _, c := range in {
+		size += len(c)
+	}
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := RenderTree(ctx, in, RenderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Modified) == 0 {
+			b.Fatal("render changed nothing")
+		}
+	}
+}
+
+// BenchmarkRender1k renders 1,000 resources through 5 built-in functions.
+func BenchmarkRender1k(b *testing.B) { benchRender(b, 1000) }
+
+// BenchmarkRender10k renders 10,000 resources through 5 built-in functions.
+func BenchmarkRender10k(b *testing.B) { benchRender(b, 10000) }
+
+// treeFetcher serves fixed trees: origin at commit "origin", updated at any
+// other version. It isolates the merge from git.
+type treeFetcher struct{ origin, updated Tree }
+
+func (f treeFetcher) Fetch(_ context.Context, _, _, version string) (map[string][]byte, fetch.Resolved, error) {
+	if version == "origin" {
+		return f.origin, fetch.Resolved{Ref: "origin", Commit: "origin"}, nil
+	}
+	return f.updated, fetch.Resolved{Ref: version, Commit: "updated"}, nil
+}
+
+// BenchmarkUpdate1k runs a resource-merge update of a 1,000-resource
+// package whose every resource changed upstream.
+func BenchmarkUpdate1k(b *testing.B) {
+	origin, updated := genPackage(1000, 1), genPackage(1000, 2)
+	dir := filepath.Join(b.TempDir(), "pkg")
+	local := Tree{}
+	for p, c := range origin {
+		local[p] = c
+	}
+	local[KptfileName] = []byte(string(origin[KptfileName]) + `upstream:
+  type: git
+  git:
+    repo: bench
+    directory: /
+    ref: origin
+  updateStrategy: resource-merge
+upstreamLock:
+  type: git
+  git:
+    repo: bench
+    directory: /
+    ref: origin
+    commit: origin
+`)
+	f := treeFetcher{origin: origin, updated: updated}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		os.RemoveAll(dir)
+		if err := local.Write(dir); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := Update(ctx, f, dir, UpdateOptions{Version: "v2"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Modified) < 100 {
+			b.Fatalf("update modified only %d files", len(res.Modified))
+		}
+	}
+}
+
+// BenchmarkUpdateVsKpt runs the same git-backed update with kptbot and with
+// the kpt CLI (skipped when kpt is not installed); compare the two ns/op.
+func BenchmarkUpdateVsKpt(b *testing.B) {
+	gitfixture.RequireGit(b)
+	root := b.TempDir()
+	bare := filepath.Join(root, "up.git")
+	gitfixture.Git(b, root, "init", "-q", "--bare", "-b", "main", bare)
+	wt := gitfixture.WorkTree(b, bare)
+	for v, rep := range map[string]int{"pkg/v1": 1} {
+		if err := genPackage(1000, rep).Write(filepath.Join(wt, "pkg")); err != nil {
+			b.Fatal(err)
+		}
+		gitfixture.CommitAndTag(b, wt, v, v)
+	}
+	if err := genPackage(1000, 2).Write(filepath.Join(wt, "pkg")); err != nil {
+		b.Fatal(err)
+	}
+	gitfixture.CommitAndTag(b, wt, "v2", "pkg/v2")
+	repo := "file://" + strings.TrimSuffix(bare, ".git")
+	ctx := context.Background()
+	prepare := func(b *testing.B) string {
+		ws := filepath.Join(b.TempDir(), "ws")
+		os.MkdirAll(ws, 0o755)
+		gitfixture.Git(b, ws, "init", "-q")
+		if _, err := Get(ctx, fetch.NewClient(), filepath.Join(ws, "pkg"), GetOptions{Repo: repo, Dir: "/pkg", Version: "v1"}); err != nil {
+			b.Fatal(err)
+		}
+		gitfixture.Git(b, ws, "add", "-A")
+		gitfixture.Git(b, ws, "commit", "-q", "-m", "get")
+		return ws
+	}
+	b.Run("kptbot", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			ws := prepare(b)
+			b.StartTimer()
+			if _, err := Update(ctx, fetch.NewClient(), filepath.Join(ws, "pkg"), UpdateOptions{Version: "v2"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kpt", func(b *testing.B) {
+		kpt, err := exec.LookPath("kpt")
+		if err != nil {
+			b.Skip("kpt not installed")
+		}
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			ws := prepare(b)
+			b.StartTimer()
+			cmd := exec.Command(kpt, "pkg", "update", "pkg@v2")
+			cmd.Dir = ws
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("kpt pkg update: %v\n%s", err, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kptbot/kptbot/engine/textdiff"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+)
+
+// Diff types, as `kpt pkg diff --diff-type`.
+const (
+	DiffLocal    = "local"    // upstream at the locked version → local package
+	DiffRemote   = "remote"   // upstream at the locked version → upstream at VERSION
+	DiffCombined = "combined" // upstream at VERSION → local package
+	Diff3Way     = "3way"     // local and remote changes, one after the other
+)
+
+// DiffOptions configures Diff.
+type DiffOptions struct {
+	// Version is the upstream version to compare with; empty means the
+	// locked commit.
+	Version string
+	// Type is one of DiffLocal (default), DiffRemote, DiffCombined, Diff3Way.
+	Type string
+	// Context is the number of context lines (default 3).
+	Context int
+}
+
+// Diff returns the differences between a local package and its upstream as
+// a unified diff, with no external tool. Kptfile fields that always differ
+// (metadata.name, upstream, upstreamLock) and kpt-merge bookkeeping are
+// normalized away so only real changes show.
+func Diff(ctx context.Context, f Fetcher, dir string, opts DiffOptions) (string, error) {
+	if opts.Type == "" {
+		opts.Type = DiffLocal
+	}
+	if opts.Context == 0 {
+		opts.Context = 3
+	}
+	switch opts.Type {
+	case DiffLocal, DiffRemote, DiffCombined, Diff3Way:
+	default:
+		return "", fmt.Errorf("unknown diff type %q: expected local, remote, combined or 3way", opts.Type)
+	}
+	kf, err := ReadKptfile(dir)
+	if err != nil {
+		return "", err
+	}
+	if kf.Upstream == nil || kf.Upstream.Git == nil || kf.UpstreamLock == nil || kf.UpstreamLock.Git == nil {
+		return "", fmt.Errorf("diffing %s: the Kptfile has no upstream and upstreamLock: the package was not fetched with pkg get", dir)
+	}
+	local, err := ReadTree(dir)
+	if err != nil {
+		return "", err
+	}
+	lock := kf.UpstreamLock.Git
+	origin, err := fetchNormalized(ctx, f, kf, lock.Repo, lock.Directory, lock.Commit)
+	if err != nil {
+		return "", fmt.Errorf("fetching the locked upstream %s%s@%s: %w", lock.Repo, lock.Directory, lock.Commit, err)
+	}
+	target := origin
+	if opts.Version != "" && opts.Type != DiffLocal {
+		g := kf.Upstream.Git
+		target, err = fetchNormalized(ctx, f, kf, g.Repo, g.Directory, opts.Version)
+		if err != nil {
+			return "", fmt.Errorf("fetching upstream %s%s@%s: %w", g.Repo, g.Directory, opts.Version, err)
+		}
+	}
+	tree := func(aPrefix, bPrefix string, a, b Tree) string {
+		s, _ := textdiff.Tree(aPrefix, bPrefix, a, b, opts.Context)
+		return s
+	}
+	switch opts.Type {
+	case DiffLocal:
+		return tree("upstream/", "local/", origin, local), nil
+	case DiffRemote:
+		return tree("upstream/", "upstream-new/", origin, target), nil
+	case DiffCombined:
+		return tree("upstream-new/", "local/", target, local), nil
+	}
+	var b strings.Builder
+	b.WriteString("# local changes (upstream at the locked version → local)\n")
+	b.WriteString(tree("upstream/", "local/", origin, local))
+	b.WriteString("# remote changes (upstream at the locked version → upstream at the requested version)\n")
+	b.WriteString(tree("upstream/", "upstream-new/", origin, target))
+	return b.String(), nil
+}
+
+// fetchNormalized fetches an upstream version and makes it comparable with
+// the local package: merge comments added, and the Kptfile's name and
+// upstream fields taken from the local Kptfile.
+func fetchNormalized(ctx context.Context, f Fetcher, localKf *kptfilev1.KptFile, repo, dir, version string) (Tree, error) {
+	files, _, err := f.Fetch(ctx, repo, dir, version)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "kptbot-diff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := Tree(files).Write(tmp); err != nil {
+		return nil, err
+	}
+	if err := addMergeComments(tmp); err != nil {
+		return nil, err
+	}
+	if _, ok := files[KptfileName]; ok {
+		ukf, err := ReadKptfile(tmp)
+		if err != nil {
+			return nil, err
+		}
+		ukf.Name = localKf.Name
+		ukf.Upstream, ukf.UpstreamLock = localKf.Upstream, localKf.UpstreamLock
+		if err := WriteKptfile(tmp, ukf); err != nil {
+			return nil, err
+		}
+	}
+	return ReadTree(tmp)
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// checkGoldenTree compares got with the directory want, or rewrites it with
+// -update. Paths in got are replaced by placeholders first (see normalize).
+func checkGoldenTree(t *testing.T, wantDir string, got Tree, normalize func([]byte) []byte) {
+	t.Helper()
+	norm := Tree{}
+	for p, b := range got {
+		norm[p] = normalize(b)
+	}
+	if *updateGolden {
+		if err := os.RemoveAll(wantDir); err != nil {
+			t.Fatal(err)
+		}
+		if err := norm.Write(wantDir); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := ReadTree(wantDir)
+	if err != nil {
+		t.Fatalf("reading golden %s (run go test -update to create it): %v", wantDir, err)
+	}
+	for _, p := range unionPaths(want, norm) {
+		w, okW := want[p]
+		g, okG := norm[p]
+		switch {
+		case !okW:
+			t.Errorf("%s: unexpected file %s:\n%s", wantDir, p, g)
+		case !okG:
+			t.Errorf("%s: missing file %s", wantDir, p)
+		case !bytes.Equal(w, g):
+			t.Errorf("%s: file %s differs (-want +got):\n%s", wantDir, p, cmp.Diff(string(w), string(g)))
+		}
+	}
+}
+
+// checkGoldenFile compares got with the file want, or rewrites it.
+func checkGoldenFile(t *testing.T, want string, got []byte) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(want, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatalf("reading golden %s (run go test -update to create it): %v", want, err)
+	}
+	if !bytes.Equal(w, got) {
+		t.Errorf("%s differs (-want +got):\n%s", want, cmp.Diff(string(w), string(got)))
+	}
+}
+
+func unionPaths(a, b Tree) []string {
+	u := Tree{}
+	for p := range a {
+		u[p] = nil
+	}
+	for p := range b {
+		u[p] = nil
+	}
+	return u.Paths()
+}
+
+func replacer(pairs ...string) func([]byte) []byte {
+	r := strings.NewReplacer(pairs...)
+	return func(b []byte) []byte { return []byte(r.Replace(string(b))) }
+}
+
+// caseDirs lists the test cases under testdata/<kind>.
+func caseDirs(t *testing.T, kind string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("testdata", kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

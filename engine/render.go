@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"github.com/kptdev/kpt/pkg/fn"
+	"github.com/kptdev/kpt/pkg/lib/kptops"
+	"github.com/kptdev/kpt/pkg/lib/runneroptions"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// DefaultImagePrefix is prepended to unqualified function images, as kpt.
+const DefaultImagePrefix = runneroptions.GHCRImagePrefix
+
+// Condition values kpt records after a render.
+const (
+	ConditionRendered = "Rendered"
+	ReasonSuccess     = "RenderSuccess"
+	ReasonFailed      = "RenderFailed"
+)
+
+// RenderOptions configures Render.
+type RenderOptions struct {
+	Runtimes
+	// ImagePrefix qualifies images without a registry (default: the kpt
+	// catalog's ghcr.io prefix).
+	ImagePrefix string
+}
+
+// RenderResult is the outcome of a render.
+type RenderResult struct {
+	// Results are the functions' structured results, as kpt's
+	// FunctionResultList.
+	Results *fnresult.ResultList
+	// Tree is the rendered package.
+	Tree Tree
+	// Added, Removed and Modified list changed files.
+	Added, Removed, Modified []string
+}
+
+// RenderTree hydrates a package held in memory: subpackages first, then
+// the package's mutators and validators, exactly as `kpt fn render` (it is
+// kpt's own renderer, fed by kptbot's function runtimes). The input tree is
+// not modified. On success the root Kptfile carries a Rendered=True
+// condition.
+func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult, error) {
+	const root = "/pkg"
+	fsys := filesys.MakeFsInMemory()
+	for _, p := range in.Paths() {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := fsys.MkdirAll(filepath.Dir(full)); err != nil {
+			return nil, err
+		}
+		if err := fsys.WriteFile(full, in[p]); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := in[KptfileName]; !ok {
+		return nil, fmt.Errorf("rendering: no Kptfile at the package root: not a kpt package")
+	}
+	if _, err := DecodeKptfile(KptfileName, in[KptfileName]); err != nil {
+		return nil, err
+	}
+	if err := checkKRM(in); err != nil {
+		return nil, err
+	}
+	prefix := opts.ImagePrefix
+	if prefix == "" {
+		prefix = DefaultImagePrefix
+	}
+	ro := runneroptions.RunnerOptions{}
+	ro.InitDefaults(prefix)
+	ro.AllowExec = opts.AllowExec
+	renderer := kptops.NewRenderer(ro)
+	results, err := renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: runtime{rt: opts.Runtimes}})
+	if err != nil {
+		return &RenderResult{Results: results}, &RenderError{Err: cleanRenderError(err, root), Results: results}
+	}
+	out := Tree{}
+	err = fsys.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading rendered package: %w", err)
+	}
+	res := &RenderResult{Results: results, Tree: out}
+	res.Added, res.Removed, res.Modified = in.Changes(out)
+	return res, nil
+}
+
+// RenderError is a failed render: the message says which function failed
+// and why; Results holds what the functions reported.
+type RenderError struct {
+	Err     error
+	Results *fnresult.ResultList
+}
+
+func (e *RenderError) Error() string { return e.Err.Error() }
+func (e *RenderError) Unwrap() error { return e.Err }
+
+func cleanRenderError(err error, root string) error {
+	msg := strings.ReplaceAll(err.Error(), root+"/", "./")
+	msg = strings.ReplaceAll(msg, root, ".")
+	return fmt.Errorf("%s", msg)
+}
+
+// checkKRM rejects YAML files that are not KRM resources, as kpt does, with
+// the file and document named.
+func checkKRM(t Tree) error {
+	for _, p := range t.Paths() {
+		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
+			continue
+		}
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(t[p]), PreserveSeqIndent: true, WrapBareSeqNode: true}).Read()
+		if err != nil {
+			return fmt.Errorf("%s: not valid YAML: %w", p, err)
+		}
+		for i, n := range nodes {
+			if n.GetApiVersion() == "" || n.GetKind() == "" {
+				return fmt.Errorf("%s: document %d is not a KRM resource (apiVersion and kind are required); kpt packages may hold only KRM resources in .yaml files", p, i)
+			}
+		}
+	}
+	return nil
+}
+
+// Render renders the package at dir in place, as `kpt fn render`. The
+// package on disk changes only if the whole pipeline succeeds; either way
+// the root Kptfile records the Rendered condition, as kpt does.
+func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult, error) {
+	have, err := ReadTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	res, rerr := RenderTree(ctx, have, opts)
+	if rerr != nil {
+		rerr = fmt.Errorf("rendering %s: %w", dir, rerr)
+		var re *RenderError
+		if errors.As(rerr, &re) {
+			if err := recordRendered(dir, have, rerr); err != nil {
+				return res, fmt.Errorf("%w (and recording the Rendered condition failed: %v)", rerr, err)
+			}
+		}
+		return res, rerr
+	}
+	b, err := withCondition(res.Tree[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionTrue, Reason: ReasonSuccess})
+	if err != nil {
+		return res, err
+	}
+	res.Tree[KptfileName] = b
+	res.Added, res.Removed, res.Modified = have.Changes(res.Tree)
+	if err := syncDir(dir, have, res.Tree); err != nil {
+		return res, fmt.Errorf("writing rendered package to %s: %w", dir, err)
+	}
+	return res, nil
+}
+
+func recordRendered(dir string, have Tree, rerr error) error {
+	b, err := withCondition(have[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: rerr.Error()})
+	if err != nil {
+		return err
+	}
+	return syncDir(dir, Tree{KptfileName: have[KptfileName]}, Tree{KptfileName: b})
+}
+
+// withCondition sets a status condition in Kptfile content, replacing one
+// of the same type, and leaves the rest of the file's bytes as they were.
+func withCondition(kptfile []byte, c kptfilev1.Condition) ([]byte, error) {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(kptfile), PreserveSeqIndent: true, OmitReaderAnnotations: false}).Read()
+	if err != nil || len(nodes) != 1 {
+		return nil, fmt.Errorf("reading Kptfile to record the %s condition: %v", c.Type, err)
+	}
+	kf := nodes[0]
+	cond := yaml.NewMapRNode(nil)
+	fields := []struct{ k, v string }{{"type", c.Type}, {"status", string(c.Status)}, {"reason", c.Reason}, {"message", c.Message}}
+	for _, f := range fields {
+		if f.v == "" {
+			continue
+		}
+		v := yaml.NewStringRNode(f.v)
+		if f.k == "status" {
+			v.YNode().Style = yaml.DoubleQuotedStyle
+		}
+		if err := cond.PipeE(yaml.SetField(f.k, v)); err != nil {
+			return nil, err
+		}
+	}
+	conds, err := kf.Pipe(yaml.LookupCreate(yaml.SequenceNode, "status", "conditions"))
+	if err != nil {
+		return nil, fmt.Errorf("recording the %s condition: %w", c.Type, err)
+	}
+	kept := []*yaml.Node{}
+	for _, n := range conds.YNode().Content {
+		if t := yaml.NewRNode(n).Field("type"); t != nil && yaml.GetValue(t.Value) == c.Type {
+			continue
+		}
+		kept = append(kept, n)
+	}
+	conds.YNode().Content = append(kept, cond.YNode())
+	var out bytes.Buffer
+	if err := (&kio.ByteWriter{Writer: &out}).Write(nodes); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// WriteResults writes results as results.yaml in dir, as kpt's --results-dir.
+func WriteResults(dir string, results *fnresult.ResultList) (string, error) {
+	if results == nil {
+		results = fnresult.NewResultList()
+	}
+	var buf bytes.Buffer
+	e := yaml.NewEncoderWithOptions(&buf, &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle})
+	if err := e.Encode(results); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "results.yaml")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		return "", fmt.Errorf("writing results: %w", err)
+	}
+	return p, nil
+}
+
+// WriteResources writes the KRM resources of t to w, wrapped in a
+// ResourceList (wrap) or as a YAML stream, as `kpt fn render -o stdout|unwrap`.
+func WriteResources(w io.Writer, t Tree, wrap bool) error {
+	var nodes []*yaml.RNode
+	for _, p := range t.Paths() {
+		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") && filepath.Base(p) != KptfileName {
+			continue
+		}
+		rd := &kio.ByteReader{Reader: bytes.NewReader(t[p]), PreserveSeqIndent: true, WrapBareSeqNode: true,
+			SetAnnotations: map[string]string{kioutil.PathAnnotation: p}}
+		ns, err := rd.Read()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		nodes = append(nodes, ns...)
+	}
+	bw := &kio.ByteWriter{Writer: w, KeepReaderAnnotations: true}
+	if wrap {
+		bw.WrappingAPIVersion = kio.ResourceListAPIVersion
+		bw.WrappingKind = kio.ResourceListKind
+	}
+	return bw.Write(nodes)
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// renderCase is testdata/render/<case>/case.yaml (optional).
+type renderCase struct {
+	AllowExec bool `json:"allowExec"`
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, name := range caseDirs(t, "render") {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			caseDir := filepath.Join("testdata", "render", name)
+			var c renderCase
+			if b, err := os.ReadFile(filepath.Join(caseDir, "case.yaml")); err == nil {
+				if err := yaml.UnmarshalStrict(b, &c); err != nil {
+					t.Fatalf("case.yaml: %v", err)
+				}
+			}
+			in, err := ReadTree(filepath.Join(caseDir, "in"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "pkg")
+			if err := in.Write(dir); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Render(context.Background(), dir, RenderOptions{Runtimes: Runtimes{AllowExec: c.AllowExec}})
+			if err != nil {
+				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
+				after, rerr := ReadTree(dir)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				added, removed, modified := in.Changes(after)
+				if len(added)+len(removed) > 0 || (len(modified) > 0 && !(len(modified) == 1 && modified[0] == KptfileName)) {
+					t.Errorf("failed render changed the package: added %v removed %v modified %v", added, removed, modified)
+				}
+				var re *RenderError
+				if errors.As(err, &re) {
+					kf, kerr := ReadKptfile(dir)
+					if kerr != nil {
+						t.Fatal(kerr)
+					}
+					if kf.Status == nil || len(kf.Status.Conditions) == 0 || kf.Status.Conditions[0].Reason != ReasonFailed {
+						t.Errorf("failed render did not record a RenderFailed condition: %+v", kf.Status)
+					}
+				}
+				return
+			}
+			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
+				t.Fatalf("Render succeeded, want the error in error.txt")
+			}
+			got, err := ReadTree(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoldenTree(t, filepath.Join(caseDir, "want"), got, func(b []byte) []byte { return b })
+			if res.Results == nil {
+				t.Error("no results")
+			}
+		})
+	}
+}

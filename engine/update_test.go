@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// updateCase is testdata/update/<case>/case.yaml.
+type updateCase struct {
+	// Package is the package path in the upstream repo (default "pkg").
+	Package string `json:"package"`
+	// From and To are the versions to get and to update to.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Strategy is passed to Update (empty: the Kptfile's).
+	Strategy string `json:"strategy"`
+	// GetStrategy is recorded at get time.
+	GetStrategy string `json:"getStrategy"`
+	// Delete lists local files removed after get.
+	Delete []string `json:"delete"`
+	// Edits are local string replacements made after get.
+	Edits []struct {
+		File string `json:"file"`
+		Old  string `json:"old"`
+		New  string `json:"new"`
+	} `json:"edits"`
+}
+
+// buildUpstream commits each testdata/update/<case>/upstream/<version>/
+// tree, in version order, as the package and tags it <package>/<version>.
+func buildUpstream(t *testing.T, caseDir, pkg string) string {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "upstream.git")
+	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	wt := filepath.Join(root, "wt")
+	gitfixture.Git(t, root, "clone", "-q", bare, wt)
+	versions, err := os.ReadDir(filepath.Join(caseDir, "upstream"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(versions))
+	for _, v := range versions {
+		names = append(names, v.Name())
+	}
+	sort.Strings(names)
+	for _, v := range names {
+		if err := os.RemoveAll(filepath.Join(wt, pkg)); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := ReadTree(filepath.Join(caseDir, "upstream", v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tree.Write(filepath.Join(wt, pkg)); err != nil {
+			t.Fatal(err)
+		}
+		gitfixture.Git(t, wt, "add", "-A")
+		gitfixture.Git(t, wt, "commit", "-q", "--allow-empty", "-m", pkg+" "+v)
+		gitfixture.Git(t, wt, "tag", pkg+"/"+v)
+	}
+	gitfixture.Git(t, wt, "push", "-q", "origin", "HEAD:main", "--tags")
+	return bare
+}
+
+func TestUpdateGolden(t *testing.T) {
+	gitfixture.RequireGit(t)
+	for _, name := range caseDirs(t, "update") {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			caseDir := filepath.Join("testdata", "update", name)
+			var c updateCase
+			b, err := os.ReadFile(filepath.Join(caseDir, "case.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.UnmarshalStrict(b, &c); err != nil {
+				t.Fatalf("case.yaml: %v", err)
+			}
+			if c.Package == "" {
+				c.Package = "pkg"
+			}
+			var repo string
+			if _, err := os.Stat(filepath.Join(caseDir, "upstream")); err == nil {
+				repo = strings.TrimSuffix(buildUpstream(t, caseDir, c.Package), ".git")
+			} else {
+				repo = strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+			}
+			ctx := context.Background()
+			f := fetch.NewClient()
+			dest := filepath.Join(t.TempDir(), "local")
+			if _, err := Get(ctx, f, dest, GetOptions{Repo: repo, Dir: "/" + c.Package, Version: c.From, Strategy: strategyType(c.GetStrategy)}); err != nil {
+				t.Fatalf("Get: %v", err)
+			}
+			if edits := filepath.Join(caseDir, "local-edits"); exists(edits) {
+				tree, err := ReadTree(edits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tree.Write(dest); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, e := range c.Edits {
+				p := filepath.Join(dest, e.File)
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(b), e.Old) {
+					t.Fatalf("edit of %s: %q not found in:\n%s", e.File, e.Old, b)
+				}
+				if err := os.WriteFile(p, []byte(strings.Replace(string(b), e.Old, e.New, 1)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range c.Delete {
+				if err := os.RemoveAll(filepath.Join(dest, d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := ReadTree(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			norm := replacer(repo, "UPSTREAM", dest, "LOCAL")
+			res, err := Update(ctx, f, dest, UpdateOptions{Version: c.To, Strategy: c.Strategy})
+			if err != nil {
+				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), norm([]byte(err.Error()+"\n")))
+				after, rerr := ReadTree(dest)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				if a, r, m := before.Changes(after); len(a)+len(r)+len(m) > 0 {
+					t.Errorf("failed update changed the package: added %v removed %v modified %v", a, r, m)
+				}
+				return
+			}
+			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
+				t.Fatalf("Update succeeded, want the error in error.txt")
+			}
+			got, err := ReadTree(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoldenTree(t, filepath.Join(caseDir, "want"), got, norm)
+			if res.Conflicts == nil {
+				res.Conflicts = []Conflict{}
+			}
+			cj, _ := json.MarshalIndent(res.Conflicts, "", "  ")
+			checkGoldenFile(t, filepath.Join(caseDir, "conflicts.json"), append(cj, '\n'))
+		})
+	}
+}
+
+func strategyType(s string) kptfilev1.UpdateStrategyType { return kptfilev1.UpdateStrategyType(s) }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
