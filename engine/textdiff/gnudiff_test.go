@@ -49,29 +49,48 @@ func runGNUDiff(t *testing.T, dir string, a, b []byte, context int) string {
 	return string(out)
 }
 
-// genPair returns a random file and an edited copy of it. With unique set,
-// every line is distinct, so the minimal diff is unambiguous; otherwise the
-// lines come from a tiny alphabet and most edits can be placed in several
-// equally short ways, which exercises the choice between them.
-func genPair(r *rand.Rand, unique bool) (a, b []byte) {
+// lineKind selects how genPair makes up lines.
+type lineKind int
+
+const (
+	// uniqueLines are all distinct, so the minimal diff is unambiguous.
+	uniqueLines lineKind = iota
+	// fewLines come from a tiny alphabet, so most edits can be placed in
+	// several equally short ways, which exercises the choice between them.
+	fewLines
+	// mixedLines are like source code: mostly distinct lines, with blank
+	// lines and braces in between, which exercises the discarding of
+	// lines without counterpart and of very common lines.
+	mixedLines
+)
+
+// genPair returns a random file and an edited copy of it.
+func genPair(r *rand.Rand, kind lineKind) (a, b []byte) {
 	serial := 0
+	common := [...]string{"a\n", "b\n", "c\n", "\n", "}\n"}
 	newLine := func() string {
 		serial++
-		if unique {
+		switch {
+		case kind == uniqueLines:
 			return fmt.Sprintf("line %d\n", serial)
+		case kind == mixedLines && r.IntN(3) > 0:
+			return fmt.Sprintf("x%d\n", r.IntN(60))
 		}
-		return [...]string{"a\n", "b\n", "c\n", "\n", "}\n"}[r.IntN(5)]
+		return common[r.IntN(len(common))]
 	}
-	n := r.IntN(40)
-	if r.IntN(8) == 0 {
-		n = r.IntN(300)
+	n, edits := r.IntN(40), r.IntN(8)
+	switch r.IntN(16) {
+	case 0:
+		n, edits = r.IntN(300), r.IntN(30)
+	case 1:
+		n, edits = r.IntN(2000), r.IntN(100)
 	}
 	old := make([]string, n)
 	for i := range old {
 		old[i] = newLine()
 	}
 	edited := append([]string(nil), old...)
-	for range r.IntN(8) {
+	for range edits {
 		pos := r.IntN(len(edited) + 1)
 		switch r.IntN(3) {
 		case 0: // insert a few lines
@@ -107,24 +126,24 @@ func TestMatchesGNUDiff(t *testing.T) {
 	t.Parallel()
 	requireGNUDiff(t)
 	for _, mode := range []struct {
-		name   string
-		unique bool
-	}{{"unique", true}, {"repetitive", false}} {
+		name string
+		kind lineKind
+	}{{"unique", uniqueLines}, {"few", fewLines}, {"mixed", mixedLines}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
-			r := rand.New(rand.NewPCG(1, 2))
-			if !mode.unique {
-				r = rand.New(rand.NewPCG(3, 4))
-			}
+			r := rand.New(rand.NewPCG(uint64(mode.kind), 42))
 			dir := t.TempDir()
 			iters := 1500
 			if testing.Short() {
 				iters = 200
 			}
+			if v := os.Getenv("TEXTDIFF_GNU_ITERS"); v != "" {
+				iters, _ = strconv.Atoi(v)
+			}
 			mismatch := 0
 			for i := range iters {
-				a, b := genPair(r, mode.unique)
-				context := [...]int{0, 1, 2, 3, 3, 3, 5}[r.IntN(7)]
+				a, b := genPair(r, mode.kind)
+				context := [...]int{0, 1, 2, 3, 3, 3, 5, 10}[r.IntN(8)]
 				want := runGNUDiff(t, dir, a, b, context)
 				got := Unified("a/file.txt", "b/file.txt", a, b, context)
 				if got != want {
@@ -138,5 +157,37 @@ func TestMatchesGNUDiff(t *testing.T) {
 				t.Errorf("%d of %d cases differ", mismatch, iters)
 			}
 		})
+	}
+}
+
+func TestTableCasesMatchGNUDiff(t *testing.T) {
+	t.Parallel()
+	requireGNUDiff(t)
+	dir := t.TempDir()
+	for _, tc := range unifiedCases {
+		if tc.context < 0 {
+			continue // GNU diff rejects a negative context
+		}
+		want := runGNUDiff(t, dir, []byte(tc.a), []byte(tc.b), tc.context)
+		want = strings.ReplaceAll(want, "a/file.txt", "a/f")
+		want = strings.ReplaceAll(want, "b/file.txt", "b/f")
+		if want != tc.want {
+			t.Errorf("%s: GNU diff prints\n%s\nbut the table expects\n%s", tc.name, want, tc.want)
+		}
+	}
+}
+
+// TestCostCapMatchesGNUDiff checks that the cost cap gives up where GNU
+// diff's does, and picks the same point.
+func TestCostCapMatchesGNUDiff(t *testing.T) {
+	t.Parallel()
+	requireGNUDiff(t)
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	a, b := costCapPair()
+	want := runGNUDiff(t, t.TempDir(), a, b, 3)
+	if got := Unified("a/file.txt", "b/file.txt", a, b, 3); got != want {
+		t.Errorf("output differs from GNU diff (%d vs %d bytes)", len(got), len(want))
 	}
 }

@@ -1,113 +1,273 @@
 package textdiff
 
-// This file holds the line-matching core: a linear-space implementation of
-// the O((N+M)·D) algorithm from E. Myers, "An O(ND) Difference Algorithm and
-// Its Variations", Algorithmica 1 (1986), section 4.2 (bidirectional search
-// for the middle of an optimal edit path, then divide and conquer), followed
-// by a normalisation pass that slides ambiguous change runs into the
-// canonical position GNU diff reports.
+// This file decides which lines changed. It reproduces the choices GNU diff
+// makes, so that among the many equally short diffs of two files the same
+// one is printed:
+//
+//  1. Lines at the start and end that are identical in both files are set
+//     aside, except for a horizon of a few lines next to the differing
+//     middle, into which changes may still slide.
+//  2. Lines with no counterpart in the other file (and, in their midst,
+//     lines with very many counterparts) are "confusing": they are marked
+//     changed up front and hidden from the matching step, which makes it
+//     faster and steers it away from matching on noise.
+//  3. The remaining lines are matched with Myers' O((N+M)·D) algorithm in
+//     its linear-space form (E. Myers, "An O(ND) Difference Algorithm and
+//     Its Variations", Algorithmica 1, 1986, section 4.2): a bidirectional
+//     search finds the middle of an optimal edit path, and both halves are
+//     solved recursively.
+//  4. Runs of changed lines are slid over equal neighbouring lines to a
+//     canonical position.
 
 // diffLines compares two line sequences and returns, for each sequence, a
 // flag per line telling whether that line is part of a change (deleted from
-// a, inserted into b). Lines that are not flagged pair up in order and form a
-// longest common subsequence, except for huge inputs with a very large
-// number of differences, where the cost cap in split trades minimality for
-// speed.
-func diffLines(a, b []string) (ca, cb []bool) {
+// a, inserted into b). Unflagged lines pair up in order. horizon is the
+// number of identical leading and trailing lines kept next to the middle
+// for changes to slide into; GNU diff uses the context size.
+//
+// The result is minimal (the unflagged lines form a longest common
+// subsequence) except when the cost cap of the matching step or the
+// discarding of confusing lines gets in the way; both only matter for
+// large, heavily edited inputs.
+func diffLines(a, b []string, horizon int) (ca, cb []bool) {
 	ca = make([]bool, len(a))
 	cb = make([]bool, len(b))
 
-	// A common head and tail never changes; only the middle needs matching.
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
+	// Step 1: identical ends.
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
 	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
+	if p == len(a) && p == len(b) {
+		return ca, cb
 	}
-	am, bm := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	switch {
-	case len(am) == 0:
-		markAll(cb[pre : len(b)-suf])
-	case len(bm) == 0:
-		markAll(ca[pre : len(a)-suf])
-	default:
-		m := newMatcher(am, bm, ca[pre:len(a)-suf], cb[pre:len(b)-suf])
-		m.compare(0, len(m.a), 0, len(m.b))
+	lo := max(p-horizon, 0)
+	s := 0
+	for s < len(a)-lo && s < len(b)-lo && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
 	}
+	hi := max(s-horizon, 0)
+	ra, rb := a[lo:len(a)-hi], b[lo:len(b)-hi]
+	fa, fb := ca[lo:len(a)-hi], cb[lo:len(b)-hi]
 
-	slideRuns(a, ca, cb)
-	slideRuns(b, cb, ca)
+	// Give every line a class number: equal lines, equal numbers.
+	ids := make(map[string]int32, len(ra))
+	classify := func(lines []string) []int32 {
+		out := make([]int32, len(lines))
+		for i, l := range lines {
+			id, ok := ids[l]
+			if !ok {
+				id = int32(len(ids))
+				ids[l] = id
+			}
+			out[i] = id
+		}
+		return out
+	}
+	xa, xb := classify(ra), classify(rb)
+
+	// Step 2: confusing lines.
+	counts := func(classes []int32) []int32 {
+		n := make([]int32, len(ids))
+		for _, c := range classes {
+			n[c]++
+		}
+		return n
+	}
+	na, nb := counts(xa), counts(xb)
+	da := confusingLines(xa, nb)
+	db := confusingLines(xb, na)
+	ka, ia := keepLines(xa, da, fa)
+	kb, ib := keepLines(xb, db, fb)
+
+	// Step 3: matching.
+	m := &matcher{a: ka, b: kb, ia: ia, ib: ib, ca: fa, cb: fb}
+	m.init()
+	m.compare(0, len(ka), 0, len(kb), false)
+
+	// Step 4: canonical positions.
+	slideRuns(xa, fa, fb)
+	slideRuns(xb, fb, fa)
 	return ca, cb
 }
 
-func markAll(flags []bool) {
-	for i := range flags {
-		flags[i] = true
+// confusingLines returns which lines of one file to discard before
+// matching. lines holds the file's line classes, other the number of lines
+// of each class in the other file. A line of a class absent from the other
+// file cannot match, so it is always discarded. A line of a class that is
+// very common in the other file (blank lines, closing braces) is discarded
+// only inside a long stretch of unmatchable lines, where matching it would
+// just produce noise.
+func confusingLines(lines []int32, other []int32) []bool {
+	const (
+		keep        = 0
+		discard     = 1
+		provisional = 2
+	)
+	n := len(lines)
+	many := 5 // "very common" grows slowly with the file size
+	for t := n / 64; ; many *= 2 {
+		if t >>= 2; t <= 0 {
+			break
+		}
 	}
+	marks := make([]byte, n)
+	for i, c := range lines {
+		switch other[c] {
+		case 0:
+			marks[i] = discard
+		default:
+			if int(other[c]) > many {
+				marks[i] = provisional
+			}
+		}
+	}
+
+	for i := 0; i < n; i++ {
+		switch marks[i] {
+		case keep:
+			continue
+		case provisional:
+			// Not inside a stretch of unmatchable lines.
+			marks[i] = keep
+			continue
+		}
+		// A stretch of non-kept lines starts here with an unmatchable one.
+		end, prov := i, 0
+		for end < n && marks[end] != keep {
+			if marks[end] == provisional {
+				prov++
+			}
+			end++
+		}
+		// A stretch ends with an unmatchable line too.
+		for end > i && marks[end-1] == provisional {
+			end--
+			marks[end] = keep
+			prov--
+		}
+		run := marks[i:end]
+		length := len(run)
+		if prov*4 > length {
+			// Too many common lines to be noise: keep them all.
+			for k := range run {
+				if run[k] == provisional {
+					run[k] = keep
+				}
+			}
+			continue
+		}
+
+		// Keep every sub-stretch of at least minimum consecutive common
+		// lines; minimum grows like the square root of the stretch.
+		minimum := 1
+		for t := length >> 2; ; minimum <<= 1 {
+			if t >>= 2; t <= 0 {
+				break
+			}
+		}
+		minimum++
+		consec := 0
+		for k := 0; k < length; k++ {
+			switch {
+			case run[k] != provisional:
+				consec = 0
+			case consec+1 == minimum:
+				// Long enough: go back and keep the whole sub-stretch.
+				consec++
+				k -= consec
+			case consec+1 > minimum:
+				consec++
+				run[k] = keep
+			default:
+				consec++
+			}
+		}
+
+		// Near either end of the stretch, keep common lines until three
+		// unmatchable lines in a row, or an unmatchable line at least
+		// eight lines in, show that the stretch has really begun.
+		trimEdge := func(at func(k int) *byte) {
+			consec := 0
+			for k := 0; k < length; k++ {
+				mk := at(k)
+				if k >= 8 && *mk == discard {
+					return
+				}
+				switch *mk {
+				case provisional:
+					*mk = keep
+					consec = 0
+				case keep:
+					consec = 0
+				default:
+					consec++
+				}
+				if consec == 3 {
+					return
+				}
+			}
+		}
+		trimEdge(func(k int) *byte { return &run[k] })
+		trimEdge(func(k int) *byte { return &run[length-1-k] })
+		i += length - 1
+	}
+
+	out := make([]bool, n)
+	for i, mk := range marks {
+		out[i] = mk != keep
+	}
+	return out
 }
 
-// matcher holds the state of one Myers comparison. Lines are replaced by
-// small integers so that the inner loops compare words, not strings.
+// keepLines marks the discarded lines as changed and returns the classes of
+// the others along with their indexes in lines.
+func keepLines(lines []int32, discarded, changed []bool) (kept []int32, index []int) {
+	kept = make([]int32, 0, len(lines))
+	index = make([]int, 0, len(lines))
+	for i, c := range lines {
+		if discarded[i] {
+			changed[i] = true
+			continue
+		}
+		kept = append(kept, c)
+		index = append(index, i)
+	}
+	return kept, index
+}
+
+// matcher holds the state of one Myers comparison of the sequences a and
+// b, whose element i is line ia[i] (resp. ib[i]) of the compared region.
 type matcher struct {
 	a, b   []int32
+	ia, ib []int
 	ca, cb []bool
 	// fwd and bwd hold, per diagonal k = x-y (stored at index k+off), the
 	// furthest x reached by the forward and backward searches.
 	fwd, bwd []int
 	off      int
-	// maxCost bounds the edit cost explored by a single split before it
-	// settles for the most promising point found so far.
+	// maxCost bounds the edit cost explored by a non-minimal split before
+	// it settles for the most promising point found so far.
 	maxCost int
 }
 
-func newMatcher(a, b []string, ca, cb []bool) *matcher {
-	ids := make(map[string]int32, len(a))
-	m := &matcher{
-		a:  make([]int32, len(a)),
-		b:  make([]int32, len(b)),
-		ca: ca,
-		cb: cb,
-	}
-	for i, s := range a {
-		id, ok := ids[s]
-		if !ok {
-			id = int32(len(ids))
-			ids[s] = id
-		}
-		m.a[i] = id
-	}
-	for i, s := range b {
-		id, ok := ids[s]
-		if !ok {
-			id = int32(len(ids))
-			ids[s] = id
-		}
-		m.b[i] = id
-	}
+func (m *matcher) init() {
 	// Diagonals range over [-len(b), len(a)], plus a sentinel on each side.
-	n := len(a) + len(b) + 3
+	n := len(m.a) + len(m.b) + 3
 	m.fwd = make([]int, n)
 	m.bwd = make([]int, n)
-	m.off = len(b) + 1
-	m.maxCost = 4096
-	if c := 2 * isqrt(len(a)+len(b)); c > m.maxCost {
-		m.maxCost = c
+	m.off = len(m.b) + 1
+	// About twice the square root of the input size, at least 4096.
+	t := 1
+	for d := n; d != 0; d >>= 2 {
+		t <<= 1
 	}
-	return m
+	m.maxCost = max(t, 4096)
 }
 
-func isqrt(n int) int {
-	r := 0
-	for (r+1)*(r+1) <= n {
-		r++
-	}
-	return r
-}
-
-// compare marks the changed lines of a[x0:x1] against b[y0:y1].
-func (m *matcher) compare(x0, x1, y0, y1 int) {
+// compare marks the changed lines of a[x0:x1] against b[y0:y1]. With
+// minimal set, it never gives up on an optimal result.
+func (m *matcher) compare(x0, x1, y0, y1 int, minimal bool) {
 	for {
 		for x0 < x1 && y0 < y1 && m.a[x0] == m.b[y0] {
 			x0++
@@ -119,17 +279,28 @@ func (m *matcher) compare(x0, x1, y0, y1 int) {
 		}
 		switch {
 		case x0 == x1:
-			markAll(m.cb[y0:y1])
+			for _, i := range m.ib[y0:y1] {
+				m.cb[i] = true
+			}
 			return
 		case y0 == y1:
-			markAll(m.ca[x0:x1])
+			for _, i := range m.ia[x0:x1] {
+				m.ca[i] = true
+			}
 			return
 		}
-		x, y := m.split(x0, x1, y0, y1)
-		m.compare(x0, x, y0, y)
+		sp := m.split(x0, x1, y0, y1, minimal)
+		m.compare(x0, sp.x, y0, sp.y, sp.loMinimal)
 		// Loop instead of recursing on the second half.
-		x0, y0 = x, y
+		x0, y0, minimal = sp.x, sp.y, sp.hiMinimal
 	}
+}
+
+// splitPoint is where split cuts a comparison in two, and whether each half
+// may still be solved without a cost cap.
+type splitPoint struct {
+	x, y                 int
+	loMinimal, hiMinimal bool
 }
 
 const (
@@ -142,10 +313,13 @@ const (
 // backward from the bottom-right corner, one edit at a time, until the two
 // frontiers overlap on a diagonal. Both halves of the problem then cost
 // about half as much as the whole, which bounds the total work by
-// O((N+M)·D) and the memory by O(N+M). The returned point is strictly
-// between the corners, so both halves are smaller problems. The first and
-// last lines of the box must differ (compare trims equal ends).
-func (m *matcher) split(x0, x1, y0, y1 int) (int, int) {
+// O((N+M)·D) and the memory by O(N+M). The first and last elements of the
+// box must differ (compare trims equal ends), and the point returned lies
+// strictly between the corners.
+//
+// Unless minimal is set, the search stops once the cost reaches maxCost and
+// returns the frontier point that got furthest instead.
+func (m *matcher) split(x0, x1, y0, y1 int, minimal bool) splitPoint {
 	fwd, bwd, off := m.fwd, m.bwd, m.off
 	a, b := m.a, m.b
 	kmin, kmax := x0-y1, x1-y0 // diagonals that cross the box
@@ -191,7 +365,7 @@ func (m *matcher) split(x0, x1, y0, y1 int) (int, int) {
 			}
 			fwd[off+k] = x
 			if odd && blo <= k && k <= bhi && bwd[off+k] <= x {
-				return x, y
+				return splitPoint{x, y, true, true}
 			}
 		}
 
@@ -223,11 +397,11 @@ func (m *matcher) split(x0, x1, y0, y1 int) (int, int) {
 			}
 			bwd[off+k] = x
 			if !odd && flo <= k && k <= fhi && x <= fwd[off+k] {
-				return x, y
+				return splitPoint{x, y, true, true}
 			}
 		}
 
-		if cost >= m.maxCost {
+		if !minimal && cost >= m.maxCost {
 			return m.bestEffort(x0, x1, y0, y1, flo, fhi, blo, bhi)
 		}
 	}
@@ -235,54 +409,54 @@ func (m *matcher) split(x0, x1, y0, y1 int) (int, int) {
 
 // bestEffort gives up on an optimal split once the search has become too
 // expensive, and picks whichever frontier point made the most progress
-// towards its far corner. The result is still a valid split, but the final
-// diff may contain more changes than necessary.
-func (m *matcher) bestEffort(x0, x1, y0, y1, flo, fhi, blo, bhi int) (int, int) {
-	bestX, bestY, bestGain := -1, -1, -1
+// towards its far corner. The diff stays valid but may be longer than
+// necessary. The half on the side of the chosen frontier is known to be
+// solved optimally by that frontier, so it may be searched without a cap.
+func (m *matcher) bestEffort(x0, x1, y0, y1, flo, fhi, blo, bhi int) splitPoint {
+	fx, fy, fbest := 0, 0, -1
 	for k := fhi; k >= flo; k -= 2 {
-		x := m.fwd[m.off+k]
+		x := min(m.fwd[m.off+k], x1)
 		y := x - k
-		if x > x1 || y > y1 || (x == x1 && y == y1) {
-			continue
+		if y > y1 {
+			x, y = y1+k, y1
 		}
-		if gain := x + y - x0 - y0; gain > bestGain {
-			bestX, bestY, bestGain = x, y, gain
+		if x+y > fbest {
+			fx, fy, fbest = x, y, x+y
 		}
 	}
+	bx, by, bbest := 0, 0, int(^uint(0)>>1)
 	for k := bhi; k >= blo; k -= 2 {
-		x := m.bwd[m.off+k]
+		x := max(m.bwd[m.off+k], x0)
 		y := x - k
-		if x < x0 || y < y0 || (x == x0 && y == y0) {
-			continue
+		if y < y0 {
+			x, y = y0+k, y0
 		}
-		if gain := x1 + y1 - x - y; gain > bestGain {
-			bestX, bestY, bestGain = x, y, gain
+		if x+y < bbest {
+			bx, by, bbest = x, y, x+y
 		}
 	}
-	if bestGain <= 0 {
-		// Cannot happen after at least one step in each direction, but
-		// never loop forever: split off the first line of a.
-		return x0 + 1, y0
+	if (x1+y1)-bbest < fbest-(x0+y0) {
+		return splitPoint{fx, fy, true, false}
 	}
-	return bestX, bestY
+	return splitPoint{bx, by, false, true}
 }
 
 // slideRuns normalises the change runs of one sequence. An insertion or
 // deletion next to equal lines can often be shifted without changing the
 // diff's size: deleting the second of two identical lines is the same as
-// deleting the first. To produce the same hunks as GNU diff, each run is
-// slid up and down as far as the lines allow, absorbing neighbouring runs it
-// touches; it then rests at the lowest position where it lines up with a
-// change run in the other sequence, or, if there is none, at the lowest
-// position overall.
+// deleting the first. Each run is slid up and down as far as the lines
+// allow, absorbing neighbouring runs it touches; it then rests at the lowest
+// position where it lines up with a change run in the other sequence, so
+// that a replaced block shows as one change rather than two, or, if there
+// is none, at the lowest position overall.
 //
-// lines and changed describe the sequence being normalised; other are the
-// change flags of the opposite sequence, whose unchanged lines pair up in
-// order with the unchanged lines here.
-func slideRuns(lines []string, changed, other []bool) {
+// lines holds the line classes of the sequence, changed its change flags;
+// other are the change flags of the opposite sequence, whose unchanged lines
+// pair up in order with the unchanged lines here.
+func slideRuns(lines []int32, changed, other []bool) {
 	n, m := len(changed), len(other)
-	// skipOther advances j past a run of changed lines in other and
-	// reports whether there were any.
+	// skipOther advances j over changed lines of other and reports whether
+	// there were any.
 	skipOther := func(j int) (int, bool) {
 		skipped := false
 		for j < m && other[j] {
@@ -365,8 +539,6 @@ func slideRuns(lines []string, changed, other []bool) {
 			// The run grew by merging; it may be able to move further.
 		}
 
-		// Prefer a position that lines up with a change in other, so that
-		// a replaced block shows as one change rather than two.
 		for aligned >= 0 && aligned < end {
 			start--
 			end--

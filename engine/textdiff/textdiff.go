@@ -186,10 +186,10 @@ func changes(ca, cb []bool) []change {
 // writeHunks writes the hunks of the diff between a and b. As in GNU diff,
 // changes separated by at most 2*context unchanged lines share a hunk.
 func writeHunks(sb *strings.Builder, a, b []string, context int) {
-	if context < 0 {
-		context = 0
-	}
-	ca, cb := diffLines(a, b)
+	// More context than lines changes nothing, and keeps the arithmetic
+	// below from overflowing.
+	context = min(max(context, 0), len(a)+len(b)+1)
+	ca, cb := diffLines(a, b, context)
 	cs := changes(ca, cb)
 	for len(cs) > 0 {
 		n := 1
