@@ -31,7 +31,8 @@ lint:
 	go vet ./...
 
 fuzz:
-	go test -run '^$$' -fuzz FuzzParsePackageRef -fuzztime 30s ./engine
+	go test -run '^$$' -fuzz FuzzParseRef -fuzztime 30s ./fetch
+	go test -run '^$$' -fuzz FuzzUnified -fuzztime 30s -fuzzminimizetime 0 ./engine/textdiff
 
 clean:
 	rm -rf bin

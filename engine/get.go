@@ -129,7 +129,10 @@ func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) 
 		if kf.Upstream != nil && kf.Upstream.Git != nil && kf.UpstreamLock == nil {
 			fp, err := fetchInto(ctx, f, dir, kf)
 			if err != nil {
-				return fmt.Errorf("fetching package %s: %w", rel, err)
+				if rel == "." {
+					return err
+				}
+				return fmt.Errorf("fetching subpackage %s: %w", rel, err)
 			}
 			fp.Path = rel
 			res.Packages = append(res.Packages, fp)

@@ -4,13 +4,29 @@ package main
 
 import (
 	"context"
+	"flag"
+	"io"
 	"os"
 	"os/signal"
+
+	"k8s.io/klog/v2"
 )
 
 func main() {
+	quietKlog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// quietKlog silences kpt's library logging (klog): kptbot reports function
+// results itself, and kpt's log lines would otherwise flood stderr.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
 }

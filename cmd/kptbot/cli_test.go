@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+)
+
+func kptbot(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	wd, _ := os.Getwd()
+	// Commands resolve relative paths against the working directory; the
+	// tests pass absolute paths so they can run in parallel.
+	_ = wd
+	code := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestQuickstart is the README's done-criterion: get a package from a local
+// git repo, edit it, update it to a newer tag keeping the edit, diff it and
+// render it with built-in functions, without Docker.
+func TestQuickstart(t *testing.T) {
+	t.Parallel()
+	bare := gitfixture.Blueprints(t)
+	ws := t.TempDir()
+	gitfixture.Git(t, ws, "init", "-q")
+	pkg := filepath.Join(ws, "team-a")
+
+	out, stderr, code := kptbot(t, ws, "pkg", "get", "file://"+bare+"/basens@v2", pkg)
+	if code != 0 {
+		t.Fatalf("pkg get: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "basens/v2") {
+		t.Errorf("pkg get output does not name the resolved tag:\n%s", out)
+	}
+	gitfixture.Git(t, ws, "add", "-A")
+	gitfixture.Git(t, ws, "commit", "-q", "-m", "get")
+
+	// A local edit, not committed: update refuses, naming the file.
+	rq := filepath.Join(pkg, "resourcequota.yaml")
+	b, _ := os.ReadFile(rq)
+	edited := strings.Replace(string(b), "memory: 40G", "memory: 64G", 1)
+	edited = strings.Replace(edited, "  hard:\n", "  hard:\n    pods: \"20\"\n", 1)
+	if err := os.WriteFile(rq, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = kptbot(t, ws, "pkg", "update", pkg+"@v4")
+	if code == 0 || !strings.Contains(stderr, "uncommitted changes") || !strings.Contains(stderr, "team-a/resourcequota.yaml") {
+		t.Fatalf("update of a dirty package: exit %d, stderr %q", code, stderr)
+	}
+	gitfixture.Git(t, ws, "commit", "-q", "-am", "edit")
+
+	out, stderr, code = kptbot(t, ws, "pkg", "update", pkg+"@v4", "-o", "json")
+	if code != 0 {
+		t.Fatalf("pkg update: exit %d\n%s%s", code, out, stderr)
+	}
+	var res engine.UpdateResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("update -o json: %v\n%s", err, out)
+	}
+	if len(res.Conflicts) != 1 || res.Conflicts[0].Field != "spec.hard.memory" || res.Conflicts[0].Local != "64G" || res.Conflicts[0].Upstream != "50G" {
+		t.Errorf("conflicts = %+v, want spec.hard.memory local 64G upstream 50G", res.Conflicts)
+	}
+	b, _ = os.ReadFile(rq)
+	if !strings.Contains(string(b), `pods: "20"`) || !strings.Contains(string(b), `cpu: "50"`) {
+		t.Errorf("after update, resourcequota.yaml lost the local edit or missed upstream's:\n%s", b)
+	}
+	kf, err := engine.ReadKptfile(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kf.UpstreamLock.Git.Ref != "basens/v4" || kf.Upstream.Git.Ref != "v4" {
+		t.Errorf("lock %+v upstream %+v, want basens/v4", kf.UpstreamLock.Git, kf.Upstream.Git)
+	}
+	gitfixture.Git(t, ws, "commit", "-q", "-am", "update")
+
+	out, _, code = kptbot(t, ws, "pkg", "diff", pkg)
+	if code != 0 || !strings.Contains(out, `+    pods: "20"`) || !strings.Contains(out, "--- upstream/resourcequota.yaml") {
+		t.Errorf("pkg diff: exit %d\n%s", code, out)
+	}
+
+	kptfile := filepath.Join(pkg, "Kptfile")
+	b, _ = os.ReadFile(kptfile)
+	pipeline := "pipeline:\n  mutators:\n    - image: set-namespace:v0.4.1\n      configMap:\n        namespace: team-a\n"
+	if err := os.WriteFile(kptfile, append(b, pipeline...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = kptbot(t, ws, "fn", "render", pkg)
+	if code != 0 {
+		t.Fatalf("fn render: exit %d\n%s%s", code, out, stderr)
+	}
+	b, _ = os.ReadFile(rq)
+	if !strings.Contains(string(b), "namespace: team-a") {
+		t.Errorf("render did not set the namespace:\n%s", b)
+	}
+}
+
+func TestGetMatchesKpt(t *testing.T) {
+	t.Parallel()
+	kpt, err := exec.LookPath("kpt")
+	if err != nil {
+		t.Skip("kpt CLI not installed")
+	}
+	bare := gitfixture.Blueprints(t)
+	ws := t.TempDir()
+	for _, v := range []string{"v1", "v4"} {
+		ours := filepath.Join(ws, "ours-"+v, "ns")
+		theirs := filepath.Join(ws, "kpt-"+v, "ns")
+		os.MkdirAll(filepath.Dir(ours), 0o755)
+		os.MkdirAll(filepath.Dir(theirs), 0o755)
+		ref := "file://" + bare + "/basens@" + v
+		if _, stderr, code := kptbot(t, ws, "pkg", "get", ref, ours, "--for-deployment"); code != 0 {
+			t.Fatalf("kptbot pkg get: %s", stderr)
+		}
+		cmd := exec.Command(kpt, "pkg", "get", ref, theirs, "--for-deployment")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kpt pkg get: %v\n%s", err, out)
+		}
+		a, _ := engine.ReadTree(ours)
+		b, _ := engine.ReadTree(theirs)
+		for _, p := range b.Paths() {
+			if !bytes.Equal(a[p], b[p]) {
+				t.Errorf("%s %s differs from kpt's:\nkptbot:\n%s\nkpt:\n%s", v, p, a[p], b[p])
+			}
+		}
+		if len(a) != len(b) {
+			t.Errorf("%s: kptbot wrote %v, kpt %v", v, a.Paths(), b.Paths())
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	bare := gitfixture.Blueprints(t)
+	ws := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing tag", []string{"pkg", "get", "file://" + bare + "/basens@v9", filepath.Join(ws, "x")}, `no tag "basens/v9"`},
+		{"missing dir", []string{"pkg", "get", "file://" + bare + "/nope@main", filepath.Join(ws, "y")}, `"/nope" does not exist`},
+		{"ambiguous", []string{"pkg", "get", "https://example.com/org/repo/pkg", filepath.Join(ws, "z")}, "ambiguous"},
+		{"bad strategy", []string{"pkg", "get", "file://" + bare + "/basens@v1", filepath.Join(ws, "w"), "--strategy", "merge"}, "unknown update strategy"},
+		{"not a package", []string{"fn", "render", ws}, "no Kptfile"},
+		{"update no package", []string{"pkg", "update", filepath.Join(ws, "none"), "--allow-dirty"}, "no Kptfile"},
+		{"eval both", []string{"fn", "eval", ws, "--image", "a", "--exec", "b"}, "exactly one of --image and --exec"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := kptbot(t, ws, tc.args...)
+			if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("kptbot %v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+			}
+		})
+	}
+	for _, d := range []string{"x", "y", "z", "w"} {
+		if _, err := os.Stat(filepath.Join(ws, d)); err == nil {
+			t.Errorf("failed get left %s behind", d)
+		}
+	}
+}
+
+func TestInitAndList(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "blueprint")
+	if _, stderr, code := kptbot(t, "", "pkg", "init", dir, "--description", "d", "--keywords", "a,b"); code != 0 {
+		t.Fatal(stderr)
+	}
+	kf, err := engine.ReadKptfile(dir)
+	if err != nil || kf.Name != "blueprint" || kf.Info.Description != "d" || len(kf.Info.Keywords) != 2 {
+		t.Fatalf("init Kptfile = %+v, %v", kf, err)
+	}
+	if _, stderr, code := kptbot(t, "", "pkg", "init", dir); code == 0 || !strings.Contains(stderr, "already") {
+		t.Errorf("second init: exit %d %s", code, stderr)
+	}
+	out, _, code := kptbot(t, "", "fn", "list")
+	for _, f := range []string{"set-namespace", "apply-setters", "starlark", "apply-replacements", "set-labels", "set-annotations", "search-replace", "set-image", "ensure-name-substring", "upsert-resource"} {
+		if code != 0 || !strings.Contains(out, f) {
+			t.Errorf("fn list lacks %s:\n%s", f, out)
+		}
+	}
+}
