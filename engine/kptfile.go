@@ -96,20 +96,6 @@ func WriteKptfile(dir string, kf *kptfilev1.KptFile) error {
 	return nil
 }
 
-// setCondition sets or replaces the condition of the given type.
-func setCondition(kf *kptfilev1.KptFile, c kptfilev1.Condition) {
-	if kf.Status == nil {
-		kf.Status = &kptfilev1.Status{}
-	}
-	for i := range kf.Status.Conditions {
-		if kf.Status.Conditions[i].Type == c.Type {
-			kf.Status.Conditions[i] = c
-			return
-		}
-	}
-	kf.Status.Conditions = append(kf.Status.Conditions, c)
-}
-
 // isKptfileNode reports whether a parsed resource is a Kptfile.
 func isKptfileNode(n *yaml.RNode) bool {
 	return n.GetKind() == kptfilev1.KptFileKind && strings.HasPrefix(n.GetApiVersion(), kptfilev1.KptFileGroup+"/")

@@ -157,10 +157,18 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 	if rerr != nil {
 		rerr = fmt.Errorf("rendering %s: %w", dir, rerr)
 		var re *RenderError
-		if errors.As(rerr, &re) {
-			if err := recordRendered(dir, have, rerr); err != nil {
-				return res, fmt.Errorf("%w (and recording the Rendered condition failed: %v)", rerr, err)
+		if !errors.As(rerr, &re) {
+			return res, rerr
+		}
+		base := have
+		if partial := savedOnFailure(ctx, have, opts); partial != nil {
+			base = partial
+			if err := syncDir(dir, have, partial); err != nil {
+				return res, fmt.Errorf("%w (and saving the partially rendered package failed: %v)", rerr, err)
 			}
+		}
+		if err := recordRendered(dir, base, re); err != nil {
+			return res, fmt.Errorf("%w (and recording the Rendered condition failed: %v)", rerr, err)
 		}
 		return res, rerr
 	}
@@ -176,6 +184,76 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 	return res, nil
 }
 
+// SaveOnRenderFailureAnnotation on the root Kptfile asks, as in kpt, that
+// a failed render still writes what the pipeline produced before failing.
+const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
+
+// savedOnFailure returns the package as rendered by the longest prefix of
+// the root pipeline that succeeds (all mutators without the validators,
+// then fewer and fewer mutators), when the root Kptfile opts in with
+// SaveOnRenderFailureAnnotation; nil otherwise. kpt's library stops at the
+// first failure without handing back intermediate resources, so the prefix
+// is re-rendered; this costs time only on failure.
+func savedOnFailure(ctx context.Context, have Tree, opts RenderOptions) Tree {
+	kf, err := DecodeKptfile(KptfileName, have[KptfileName])
+	if err != nil || kf.Annotations[SaveOnRenderFailureAnnotation] != "true" || kf.Pipeline == nil {
+		return nil
+	}
+	muts := kf.Pipeline.Mutators
+	for n := len(muts); n >= 1; n-- {
+		trial := Tree{}
+		for p, b := range have {
+			trial[p] = b
+		}
+		b, err := withPipelinePrefix(have[KptfileName], n)
+		if err != nil {
+			return nil
+		}
+		trial[KptfileName] = b
+		res, err := RenderTree(ctx, trial, opts)
+		if err != nil {
+			continue
+		}
+		// The saved package keeps its full pipeline.
+		res.Tree[KptfileName] = restorePipeline(res.Tree[KptfileName], have[KptfileName])
+		return res.Tree
+	}
+	return nil
+}
+
+// withPipelinePrefix keeps the first n mutators and no validators.
+func withPipelinePrefix(kptfile []byte, n int) ([]byte, error) {
+	return editKptfile(kptfile, func(kf *yaml.RNode) error {
+		if m, err := kf.Pipe(yaml.Lookup("pipeline", "mutators")); err == nil && m != nil {
+			m.YNode().Content = m.YNode().Content[:n]
+		}
+		if p, err := kf.Pipe(yaml.Lookup("pipeline")); err == nil && p != nil {
+			_, err := p.Pipe(yaml.Clear("validators"))
+			return err
+		}
+		return nil
+	})
+}
+
+// restorePipeline puts the original pipeline back into a rendered Kptfile
+// (whose metadata the functions may have changed).
+func restorePipeline(rendered, original []byte) []byte {
+	o, err := yaml.Parse(string(original))
+	if err != nil {
+		return original
+	}
+	b, err := editKptfile(rendered, func(kf *yaml.RNode) error {
+		if p := o.Field("pipeline"); p != nil {
+			return kf.PipeE(yaml.SetField("pipeline", p.Value))
+		}
+		return nil
+	})
+	if err != nil {
+		return original
+	}
+	return b
+}
+
 func recordRendered(dir string, have Tree, rerr error) error {
 	b, err := withCondition(have[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: rerr.Error()})
 	if err != nil {
@@ -184,14 +262,33 @@ func recordRendered(dir string, have Tree, rerr error) error {
 	return syncDir(dir, Tree{KptfileName: have[KptfileName]}, Tree{KptfileName: b})
 }
 
+// editKptfile applies edit to Kptfile content, keeping its layout
+// (comments, field order, sequence indentation).
+func editKptfile(kptfile []byte, edit func(kf *yaml.RNode) error) ([]byte, error) {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(kptfile), PreserveSeqIndent: true}).Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading Kptfile: %w", err)
+	}
+	if len(nodes) != 1 {
+		return nil, fmt.Errorf("reading Kptfile: expected one document, found %d", len(nodes))
+	}
+	if err := edit(nodes[0]); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := (&kio.ByteWriter{Writer: &out}).Write(nodes); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // withCondition sets a status condition in Kptfile content, replacing one
 // of the same type, and leaves the rest of the file's bytes as they were.
 func withCondition(kptfile []byte, c kptfilev1.Condition) ([]byte, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(kptfile), PreserveSeqIndent: true, OmitReaderAnnotations: false}).Read()
-	if err != nil || len(nodes) != 1 {
-		return nil, fmt.Errorf("reading Kptfile to record the %s condition: %v", c.Type, err)
-	}
-	kf := nodes[0]
+	return editKptfile(kptfile, func(kf *yaml.RNode) error { return setConditionNode(kf, c) })
+}
+
+func setConditionNode(kf *yaml.RNode, c kptfilev1.Condition) error {
 	cond := yaml.NewMapRNode(nil)
 	fields := []struct{ k, v string }{{"type", c.Type}, {"status", string(c.Status)}, {"reason", c.Reason}, {"message", c.Message}}
 	for _, f := range fields {
@@ -203,12 +300,12 @@ func withCondition(kptfile []byte, c kptfilev1.Condition) ([]byte, error) {
 			v.YNode().Style = yaml.DoubleQuotedStyle
 		}
 		if err := cond.PipeE(yaml.SetField(f.k, v)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	conds, err := kf.Pipe(yaml.LookupCreate(yaml.SequenceNode, "status", "conditions"))
 	if err != nil {
-		return nil, fmt.Errorf("recording the %s condition: %w", c.Type, err)
+		return fmt.Errorf("recording the %s condition: %w", c.Type, err)
 	}
 	kept := []*yaml.Node{}
 	for _, n := range conds.YNode().Content {
@@ -218,11 +315,7 @@ func withCondition(kptfile []byte, c kptfilev1.Condition) ([]byte, error) {
 		kept = append(kept, n)
 	}
 	conds.YNode().Content = append(kept, cond.YNode())
-	var out bytes.Buffer
-	if err := (&kio.ByteWriter{Writer: &out}).Write(nodes); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return nil
 }
 
 // WriteResults writes results as results.yaml in dir, as kpt's --results-dir.

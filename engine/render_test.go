@@ -14,6 +14,8 @@ import (
 // renderCase is testdata/render/<case>/case.yaml (optional).
 type renderCase struct {
 	AllowExec bool `json:"allowExec"`
+	// SavedOnFailure: the render fails but saves partial output (want/).
+	SavedOnFailure bool `json:"savedOnFailure"`
 }
 
 func TestRenderGolden(t *testing.T) {
@@ -41,6 +43,10 @@ func TestRenderGolden(t *testing.T) {
 				after, rerr := ReadTree(dir)
 				if rerr != nil {
 					t.Fatal(rerr)
+				}
+				if c.SavedOnFailure {
+					checkGoldenTree(t, filepath.Join(caseDir, "want"), after, func(b []byte) []byte { return b })
+					return
 				}
 				added, removed, modified := in.Changes(after)
 				if len(added)+len(removed) > 0 || (len(modified) > 0 && !(len(modified) == 1 && modified[0] == KptfileName)) {
