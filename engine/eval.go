@@ -111,6 +111,7 @@ func Eval(ctx context.Context, dir string, opts EvalOptions) (*RenderResult, err
 	if err != nil {
 		return nil, err
 	}
+	preserveUntouched(have, out)
 	res := &RenderResult{Tree: out}
 	res.Added, res.Removed, res.Modified = have.Changes(out)
 	if err := syncDir(dir, have, out); err != nil {

@@ -104,6 +104,7 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	if err != nil {
 		return nil, fmt.Errorf("reading rendered package: %w", err)
 	}
+	preserveUntouched(in, out)
 	res := &RenderResult{Results: results, Tree: out}
 	res.Added, res.Removed, res.Modified = in.Changes(out)
 	return res, nil

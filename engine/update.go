@@ -135,6 +135,7 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	if err != nil {
 		return nil, err
 	}
+	preserveUntouched(have, want)
 	u.res.Added, u.res.Removed, u.res.Modified = have.Changes(want)
 	if err := syncDir(dir, have, want); err != nil {
 		return nil, fmt.Errorf("writing the merged package to %s: %w", dir, err)
