@@ -135,10 +135,12 @@ func (f treeFetcher) Fetch(_ context.Context, _, _, version string) (map[string]
 	return f.updated, fetch.Resolved{Ref: version, Commit: "updated"}, nil
 }
 
+const benchUpdateN = 1000
+
 // BenchmarkUpdate1k runs a resource-merge update of a 1,000-resource
 // package whose every resource changed upstream.
 func BenchmarkUpdate1k(b *testing.B) {
-	origin, updated := genPackage(1000, 1), genPackage(1000, 2)
+	origin, updated := genPackage(benchUpdateN, 1), genPackage(benchUpdateN, 2)
 	dir := filepath.Join(b.TempDir(), "pkg")
 	local := Tree{}
 	for p, c := range origin {

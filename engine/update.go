@@ -327,6 +327,9 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 		OriginPath:     originPath,
 		IsRoot:         isRoot,
 	}
+	if strategy == string(kptfilev1.ResourceMerge) {
+		return resourceMerge(localPath, updatedPath, originPath, isRoot)
+	}
 	if err := update.GetUpdater(strategy).Update(opts); err != nil {
 		return explainUpdateError(strategy, err)
 	}

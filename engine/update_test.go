@@ -164,8 +164,3 @@ func TestUpdateGolden(t *testing.T) {
 }
 
 func strategyType(s string) kptfilev1.UpdateStrategyType { return kptfilev1.UpdateStrategyType(s) }
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}

@@ -1,0 +1,200 @@
+// Package builtins runs common catalog KRM functions in-process, so that a
+// `kpt fn render` pipeline made of them needs no container runtime.
+//
+// Each built-in speaks the KRM wire protocol (a ResourceList in, a
+// ResourceList out), so a caller can use it wherever kpt expects a
+// fn.FunctionRunner and fall back to a container for anything Lookup does
+// not know.
+package builtins
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// Function is one built-in KRM function. Values come from Lookup or All; the
+// zero value cannot run.
+type Function struct {
+	// Name is the catalog name, e.g. "set-labels", as it appears in image references.
+	Name string
+	// Versions are the catalog tag lines this implementation is faithful to,
+	// e.g. []string{"v0.1", "v0.2"}. A tag vX.Y or vX.Y.Z matches if its vX.Y is listed.
+	Versions []string
+	// Description is one line for listings such as `kptbot fn list`.
+	Description string
+
+	run processor
+	// skip, if set, lets Run leave items the function cannot change
+	// unparsed; only for functions that edit items in place and never add,
+	// drop or reorder them.
+	skip skipFunc
+}
+
+// processor is the body of a built-in. It edits rl in place and returns an
+// error when the function as a whole fails; it may also report failure
+// through error-severity results.
+type processor func(rl *resourceList) error
+
+// functions builds the table of built-ins. It is a function rather than a
+// package variable so that callers can never mutate shared state.
+func functions() []Function {
+	return []Function{
+		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements},
+		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: runApplySetters, skip: skipWithoutSetters},
+		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
+		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: runSearchReplace},
+		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: runSetAnnotations},
+		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: runSetImage, skip: skipWithoutImage},
+		{Name: "set-labels", Versions: []string{"v0.1", "v0.2"}, Description: "Add or update labels on all resources, their selectors and templates.", run: runSetLabels},
+		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace},
+		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark},
+		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},
+	}
+}
+
+// All lists every built-in, sorted by name. The slice is the caller's own.
+func All() []Function {
+	fs := functions()
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	return fs
+}
+
+// Lookup finds the built-in for an image reference such as "set-labels:v0.2.0",
+// "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2",
+// "gcr.io/kpt-fn/set-namespace:v0.4.1", "set-namespace" (no tag), or a
+// ":latest" / ":unstable" tag. Any other registry prefix, a digest
+// (@sha256:...), or a tag outside Versions returns (nil, false) so the caller
+// can fall back to a container runtime: a pinned digest or unknown version
+// may behave differently from the code here.
+func Lookup(image string) (*Function, bool) {
+	if image == "" || strings.Contains(image, "@") {
+		return nil, false
+	}
+	ref, tag := image, ""
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		ref, tag = image[:i], image[i+1:]
+		if tag == "" {
+			return nil, false
+		}
+	}
+	// Only the catalog's own registry paths: other registries may host
+	// different code under the same name, so they go to the container runtime.
+	catalogPrefixes := [...]string{"", "ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/"}
+	name := ""
+	for _, p := range catalogPrefixes {
+		rest, ok := strings.CutPrefix(ref, p)
+		if ok && rest != "" && !strings.Contains(rest, "/") {
+			name = rest
+			break
+		}
+	}
+	if name == "" {
+		return nil, false
+	}
+	for _, f := range functions() {
+		if f.Name == name && f.supportsTag(tag) {
+			return &f, true
+		}
+	}
+	return nil, false
+}
+
+func (f *Function) supportsTag(tag string) bool {
+	switch tag {
+	case "", "latest", "unstable":
+		return true
+	}
+	line, ok := tagLine(tag)
+	if !ok {
+		return false
+	}
+	for _, v := range f.Versions {
+		if v == line {
+			return true
+		}
+	}
+	return false
+}
+
+// tagLine returns "vX.Y" for a tag of the form vX.Y or vX.Y.Z.
+func tagLine(tag string) (string, bool) {
+	rest, ok := strings.CutPrefix(tag, "v")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return "", false
+		}
+	}
+	return "v" + parts[0] + "." + parts[1], true
+}
+
+// Run executes the function: r is a KRM ResourceList in YAML (kind
+// ResourceList with items and functionConfig), w receives the output
+// ResourceList (items and results). It matches kpt's fn.FunctionRunner
+// (Run(io.Reader, io.Writer) error).
+//
+// Like functions built with the kpt function SDK, a failing function still
+// writes its ResourceList, with an error result explaining the failure, and
+// then returns a non-nil error naming the function and the problem.
+func (f *Function) Run(r io.Reader, w io.Writer) error {
+	if f == nil || f.run == nil {
+		return fmt.Errorf("builtins: function is not runnable; use Lookup or All")
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: reading input: %w", f.Name, err)
+	}
+	rl, err := decodeResourceList(data, f.skip)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	parsed := len(rl.items)
+	runErr := f.safeRun(rl)
+	if rl.slots != nil && len(rl.items) != parsed {
+		return fmt.Errorf("%s: internal error: function changed the number of items it was given", f.Name)
+	}
+	if runErr == nil {
+		if e := firstError(rl.results); e != nil {
+			runErr = fmt.Errorf("%s", e.Message)
+		}
+	} else if firstError(rl.results) == nil {
+		rl.results = append(rl.results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
+	}
+	if err := rl.encode(w); err != nil {
+		return fmt.Errorf("%s: writing output: %w", f.Name, err)
+	}
+	if runErr != nil {
+		return fmt.Errorf("%s: %w", f.Name, runErr)
+	}
+	return nil
+}
+
+// safeRun turns a panic in a function body (the catalog code uses
+// *OrDie helpers) into an error, as a crashing container would be.
+func (f *Function) safeRun(rl *resourceList) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("function panicked: %v", p)
+		}
+	}()
+	return f.run(rl)
+}
+
+func firstError(results fn.Results) *fn.Result {
+	for _, r := range results {
+		if r != nil && r.Severity == fn.Error {
+			return r
+		}
+	}
+	return nil
+}

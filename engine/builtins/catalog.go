@@ -1,0 +1,249 @@
+package builtins
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+
+	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
+	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
+	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
+	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/comments"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/order"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// The functions in this file delegate to the catalog's own Go packages (as
+// Porch does), so their behaviour is the catalog's by construction.
+
+func runSetNamespace(rl *resourceList) error {
+	return runSDK(rl, setnamespace.Run)
+}
+
+// apply-replacements and starlark rebuild every item from scratch (starlark
+// through its own data model, losing comments, field order and quoting), so
+// their output is reconciled with the input afterwards.
+
+func runApplyReplacements(rl *resourceList) error {
+	return preserving(rl, func(rl *resourceList) error { return runSDK(rl, replacements.ApplyReplacements) })
+}
+
+func runStarlark(rl *resourceList) error {
+	return preserving(rl, func(rl *resourceList) error { return runSDK(rl, starlark.Process) })
+}
+
+// preserving runs p and then gives each output item that corresponds to an
+// input item (same apiVersion, kind, namespace and name) its input form
+// back: the original node when the data is unchanged, so the item is written
+// byte for byte, or else the original comments and field order, as kpt does
+// after running a container function.
+func preserving(rl *resourceList, p processor) error {
+	type ident struct{ apiVersion, kind, namespace, name string }
+	identOf := func(n *yaml.RNode) ident {
+		return ident{n.GetApiVersion(), n.GetKind(), n.GetNamespace(), n.GetName()}
+	}
+	inputs := map[ident][]*yaml.Node{}
+	for _, it := range rl.items {
+		id := identOf(it)
+		inputs[id] = append(inputs[id], it.YNode())
+	}
+	err := p(rl)
+	for i, out := range rl.items {
+		id := identOf(out)
+		cands := inputs[id]
+		if len(cands) == 0 {
+			continue
+		}
+		orig := cands[0]
+		inputs[id] = cands[1:]
+		switch {
+		case orig == out.YNode():
+		case sameData(orig, out.YNode()):
+			rl.items[i] = yaml.NewRNode(orig)
+		default:
+			adoptUnchanged(orig, out.YNode())
+			o := yaml.NewRNode(orig)
+			if cerr := comments.CopyComments(o, out); cerr != nil {
+				return cerr
+			}
+			if serr := order.SyncOrder(o, out); serr != nil {
+				return serr
+			}
+		}
+	}
+	return err
+}
+
+// adoptUnchanged replaces each subtree of to whose data equals the
+// corresponding subtree of from with that original subtree, so only what
+// actually changed loses its original presentation.
+func adoptUnchanged(from, to *yaml.Node) {
+	if from.Kind != to.Kind {
+		return
+	}
+	switch to.Kind {
+	case yaml.MappingNode:
+		for j := 0; j+1 < len(to.Content); j += 2 {
+			for i := 0; i+1 < len(from.Content); i += 2 {
+				if from.Content[i].Value != to.Content[j].Value {
+					continue
+				}
+				to.Content[j] = from.Content[i]
+				if sameData(from.Content[i+1], to.Content[j+1]) {
+					to.Content[j+1] = from.Content[i+1]
+				} else {
+					adoptUnchanged(from.Content[i+1], to.Content[j+1])
+				}
+				break
+			}
+		}
+	case yaml.SequenceNode:
+		if len(from.Content) != len(to.Content) {
+			return
+		}
+		to.Style = from.Style
+		for i := range to.Content {
+			if sameData(from.Content[i], to.Content[i]) {
+				to.Content[i] = from.Content[i]
+			} else {
+				adoptUnchanged(from.Content[i], to.Content[i])
+			}
+		}
+	}
+}
+
+// sameData reports whether two trees hold the same data, ignoring
+// presentation: scalar style, comments and the order of map keys.
+func sameData(a, b *yaml.Node) bool {
+	if a.Kind == yaml.DocumentNode && len(a.Content) == 1 {
+		a = a.Content[0]
+	}
+	if b.Kind == yaml.DocumentNode && len(b.Content) == 1 {
+		b = b.Content[0]
+	}
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		return a.Value == b.Value && a.ShortTag() == b.ShortTag()
+	case yaml.SequenceNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := range a.Content {
+			if !sameData(a.Content[i], b.Content[i]) {
+				return false
+			}
+		}
+		return true
+	case yaml.MappingNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			found := false
+			for j := 0; j+1 < len(b.Content); j += 2 {
+				if b.Content[j].Value == a.Content[i].Value {
+					if !sameData(a.Content[i+1], b.Content[j+1]) {
+						return false
+					}
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	case yaml.AliasNode:
+		return a.Value == b.Value
+	}
+	return true
+}
+
+// runSDK hands the items to a krm-functions-sdk processor without
+// re-serializing them: the SDK's KubeObject can adopt a yaml node in place.
+func runSDK(rl *resourceList, process func(*fn.ResourceList) (bool, error)) error {
+	frl := &fn.ResourceList{Items: make(fn.KubeObjects, len(rl.items))}
+	for i, it := range rl.items {
+		frl.Items[i] = fn.MoveToKubeObject(it)
+	}
+	hadConfig := rl.functionConfig != nil
+	if hadConfig {
+		frl.FunctionConfig = fn.MoveToKubeObject(rl.functionConfig)
+	} else {
+		frl.FunctionConfig = fn.NewEmptyKubeObject()
+	}
+	ok, err := process(frl)
+
+	rl.items = make([]*yaml.RNode, 0, len(frl.Items))
+	for _, o := range frl.Items {
+		if o != nil {
+			rl.items = append(rl.items, o.MoveToResourceNode())
+		}
+	}
+	if hadConfig {
+		rl.functionConfig = frl.FunctionConfig.MoveToResourceNode()
+	}
+	rl.results = append(rl.results, frl.Results...)
+	if err != nil {
+		return err
+	}
+	if !ok && firstError(rl.results) == nil {
+		return errors.New("function reported failure")
+	}
+	return nil
+}
+
+// runApplySetters mirrors the catalog's apply-setters main package, which
+// is not importable, around its importable applysetters filter.
+func runApplySetters(rl *resourceList) error {
+	var as applysetters.ApplySetters
+	if rl.functionConfig != nil {
+		applysetters.Decode(rl.functionConfig, &as)
+	}
+	// Decode ranges over a map; sort so results come out in a stable order.
+	sort.Slice(as.Setters, func(i, j int) bool { return as.Setters[i].Name < as.Setters[j].Name })
+	if _, err := as.Filter(rl.items); err != nil {
+		return fmt.Errorf("failed to apply setters: %w", err)
+	}
+	if len(as.Results) == 0 {
+		rl.results = append(rl.results, &fn.Result{Message: "no matches for input setter(s)", Severity: fn.Info})
+		return nil
+	}
+	for _, r := range as.Results {
+		rl.results = append(rl.results, &fn.Result{
+			Message:  fmt.Sprintf("set field value to %q", r.Value),
+			Severity: fn.Info,
+			Field:    &fn.Field{Path: r.FieldPath},
+			File:     &fn.File{Path: r.FilePath},
+		})
+	}
+	return nil
+}
+
+// skipWithoutSetters: setters live only in "kpt-set:" comments.
+func skipWithoutSetters(*yaml.RNode) func([]byte) bool {
+	return func(chunk []byte) bool { return !bytes.Contains(chunk, []byte("kpt-set:")) }
+}
+
+// resultFor builds a result that points at one resource, the way catalog
+// functions built on the SDK report per-resource changes.
+func resultFor(n *yaml.RNode, msg string, sev fn.Severity) *fn.Result {
+	r := &fn.Result{Message: msg, Severity: sev, ResourceRef: &fn.ResourceRef{
+		APIVersion: n.GetApiVersion(),
+		Kind:       n.GetKind(),
+		Name:       n.GetName(),
+		Namespace:  n.GetNamespace(),
+	}}
+	if path, _, err := kioutil.GetFileAnnotations(n); err == nil && path != "" {
+		r.File = &fn.File{Path: path}
+	}
+	return r
+}

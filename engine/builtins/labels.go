@@ -1,0 +1,180 @@
+package builtins
+
+import (
+	"errors"
+	"fmt"
+
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// runSetLabels implements set-labels: the labels go into metadata.labels of
+// every resource except package-local config, and into the selectors and
+// templates kustomize's commonLabels field specs name, so selectors keep
+// matching their pods.
+func runSetLabels(rl *resourceList) error {
+	k := kindOf(rl.functionConfig)
+	var (
+		want  map[string]string
+		extra types.FsSlice
+		err   error
+	)
+	switch {
+	case k.isConfigMap():
+		want, err = stringMap(rl.functionConfig, "data")
+	case k.is("SetLabels"):
+		if want, err = stringMap(rl.functionConfig, "labels"); err == nil {
+			extra, err = decodeFieldSpecs(rl.functionConfig, "additionalLabelFields")
+		}
+	default:
+		return fmt.Errorf("functionConfig: expected ConfigMap data or SetLabels labels, got kind %s", k)
+	}
+	if err != nil {
+		return err
+	}
+	if len(want) == 0 {
+		rl.results = append(rl.results, &fn.Result{Message: "no `labels` arguments are given in FunctionConfig", Severity: fn.Warning})
+		return nil
+	}
+	count, err := setMapEntries(rl.items, append(labelFieldSpecs(), extra...), want, true)
+	if err != nil {
+		return err
+	}
+	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("set %d labels in total", count), Severity: fn.Info})
+	return nil
+}
+
+// runSetAnnotations implements set-annotations: like set-labels but for
+// metadata.annotations and pod template annotations, and, as in the catalog,
+// local config resources are annotated too.
+func runSetAnnotations(rl *resourceList) error {
+	k := kindOf(rl.functionConfig)
+	var (
+		want  map[string]string
+		extra types.FsSlice
+		err   error
+	)
+	switch {
+	case k.isConfigMap():
+		want, err = stringMap(rl.functionConfig, "data")
+	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
+		if want, err = stringMap(rl.functionConfig, "annotations"); err != nil {
+			return err
+		}
+		var legacy types.FsSlice
+		if extra, err = decodeFieldSpecs(rl.functionConfig, "additionalAnnotationFields"); err != nil {
+			return err
+		}
+		if legacy, err = decodeFieldSpecs(rl.functionConfig, "fieldSpecs"); err != nil {
+			return err
+		}
+		if extra != nil && legacy != nil {
+			return errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalAnnotationFields`")
+		}
+		if extra == nil {
+			extra = legacy
+		}
+	default:
+		return fmt.Errorf("functionConfig: expected ConfigMap data or SetAnnotations annotations, got kind %s", k)
+	}
+	if err != nil {
+		return err
+	}
+	if len(want) == 0 {
+		return errors.New("functionConfig: input annotation list cannot be empty")
+	}
+	count, err := setMapEntries(rl.items, append(annotationFieldSpecs(), extra...), want, false)
+	if err != nil {
+		return err
+	}
+	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("set %d annotations in total", count), Severity: fn.Info})
+	return nil
+}
+
+// setMapEntries sets the entries of want in every map field the field specs
+// locate (creating it where the spec says so) and returns how many entries
+// it added or changed. kustomize's fsslice finds the fields; the entries are
+// set in place rather than with kustomize's setter, which replaces the value
+// node and so drops its line comment (a kpt-set setter, say) even when the
+// value does not change.
+func setMapEntries(items []*yaml.RNode, all types.FsSlice, want map[string]string, skipLocal bool) (int, error) {
+	keys := yaml.SortedMapKeys(want)
+	changed := 0
+	set := func(n *yaml.Node) error {
+		if isNull(n) {
+			// "labels:" with no value: make it the map it was meant to be
+			n.Kind, n.Tag, n.Value, n.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
+		}
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("expected a map, found %s %q", n.ShortTag(), n.Value)
+		}
+		for _, k := range keys {
+			if setEntry(n, k, want[k]) {
+				changed++
+			}
+		}
+		return nil
+	}
+	var skip func(*yaml.RNode) bool
+	if skipLocal {
+		skip = isLocalConfig
+	}
+	err := applyFieldSpecs(items, all, yaml.MappingNode, skip, set)
+	return changed, err
+}
+
+// setEntry sets key to a string value in a mapping node, keeping the
+// existing value node (and its comments) when there is one. It reports
+// whether anything changed.
+func setEntry(m *yaml.Node, key, value string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != key {
+			continue
+		}
+		v := m.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Value == value {
+			return false
+		}
+		if v.Kind != yaml.ScalarNode {
+			*v = yaml.Node{}
+		}
+		setString(v, value)
+		return true
+	}
+	v := &yaml.Node{}
+	setString(v, value)
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	return true
+}
+
+// setString makes n the string scalar value, quoting it if YAML would
+// otherwise read it as another type.
+func setString(n *yaml.Node, value string) {
+	n.Kind, n.Value, n.Tag = yaml.ScalarNode, value, yaml.NodeTagString
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && !strings.Contains(value, "\n") {
+		n.Style = 0
+	}
+	if n.Style == 0 && mayBeYAML11NonString(value) && yaml.IsYaml1_1NonString(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+}
+
+// mayBeYAML11NonString is a cheap pre-check for kyaml's IsYaml1_1NonString,
+// which runs a YAML 1.1 parser: only values starting like a number or
+// special value, or spelled like a YAML 1.1 boolean or null, can be one.
+func mayBeYAML11NonString(v string) bool {
+	if v == "" {
+		return false
+	}
+	if strings.ContainsRune("0123456789+-.~", rune(v[0])) {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "y", "yes", "n", "no", "on", "off", "true", "false", "null":
+		return true
+	}
+	return false
+}

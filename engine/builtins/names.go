@@ -1,0 +1,261 @@
+package builtins
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/api/filters/nameref"
+	"sigs.k8s.io/kustomize/api/filters/prefix"
+	"sigs.k8s.io/kustomize/api/filters/suffix"
+	"sigs.k8s.io/kustomize/api/hasher"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const dependsOnAnnotation = "config.kubernetes.io/depends-on"
+
+type ensureNameSubstring struct {
+	Substring            string        `yaml:"substring"`
+	EditMode             string        `yaml:"editMode"`
+	FieldSpecs           types.FsSlice `yaml:"fieldSpecs"`
+	AdditionalNameFields types.FsSlice `yaml:"additionalNameFields"`
+}
+
+// runEnsureNameSubstring implements ensure-name-substring: names that do not
+// yet contain the substring get it prepended or appended, and references to
+// renamed resources (kustomize's nameReference fields and kpt depends-on
+// annotations) follow. The rename runs on kustomize's resmap so its nameref
+// filter can resolve references exactly as kustomize does.
+func runEnsureNameSubstring(rl *resourceList) error {
+	ens, err := ensureNameConfig(rl.functionConfig)
+	if err != nil {
+		return err
+	}
+	rf := resource.NewFactory(&hasher.Hasher{})
+	rf.IncludeLocalConfigs = true
+	m, err := resmap.NewFactory(rf).NewResMapFromRNodeSlice(rl.items)
+	if err != nil {
+		return fmt.Errorf("reading resources: %w", err)
+	}
+	nameFields := append(specs(spec{path: "metadata/name"}), ens.AdditionalNameFields...)
+	add := func(s string) string {
+		if ens.EditMode == "append" {
+			return s + ens.Substring
+		}
+		return ens.Substring + s
+	}
+
+	type key struct{ group, kind, name string }
+	renamed := map[key]string{}
+	var touched []*resource.Resource
+	hadAnnotations := map[*resource.Resource]bool{}
+	for _, r := range m.Resources() {
+		a, _ := r.Pipe(yaml.Lookup("metadata", "annotations"))
+		hadAnnotations[r] = a != nil
+	}
+	for _, r := range m.Resources() {
+		if skipRename(r.OrgId()) {
+			continue
+		}
+		for _, fs := range nameFields {
+			if !r.OrgId().IsSelected(&fs.Gvk) {
+				continue
+			}
+			if fieldContains(&r.RNode, fs.Path, ens.Substring) {
+				continue
+			}
+			if fs.Path == "metadata/name" {
+				old := r.GetName()
+				r.StorePreviousId()
+				if ens.EditMode == "append" {
+					r.AddNameSuffix(ens.Substring)
+				} else {
+					r.AddNamePrefix(ens.Substring)
+				}
+				renamed[key{r.GetGvk().Group, r.GetKind(), old}] = add(old)
+				touched = append(touched, r)
+			}
+			var f interface {
+				Filter([]*yaml.RNode) ([]*yaml.RNode, error)
+			}
+			if ens.EditMode == "append" {
+				f = suffix.Filter{Suffix: ens.Substring, FieldSpec: fs}
+			} else {
+				f = prefix.Filter{Prefix: ens.Substring, FieldSpec: fs}
+			}
+			if err := r.ApplyFilter(f); err != nil {
+				return fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+			}
+		}
+	}
+	if len(renamed) > 0 {
+		if err := fixNameReferences(m); err != nil {
+			return err
+		}
+	}
+	// depends-on names the resources it waits for; keep it pointing at them.
+	for _, r := range m.Resources() {
+		dep, ok := r.GetAnnotations()[dependsOnAnnotation]
+		if !ok {
+			continue
+		}
+		refs := strings.Split(dep, ",")
+		changed := false
+		for i, ref := range refs {
+			segs := strings.Split(strings.TrimSpace(ref), "/")
+			var g, k, n int
+			switch len(segs) {
+			case 5: // group/namespaces/namespace/kind/name
+				if segs[1] != "namespaces" {
+					continue
+				}
+				g, k, n = 0, 3, 4
+			case 3: // group/kind/name
+				g, k, n = 0, 1, 2
+			default:
+				continue
+			}
+			if nn, ok := renamed[key{segs[g], segs[k], segs[n]}]; ok {
+				segs[n] = nn
+				refs[i] = strings.Join(segs, "/")
+				changed = true
+			}
+		}
+		if changed {
+			if err := r.PipeE(yaml.SetAnnotation(dependsOnAnnotation, strings.Join(refs, ","))); err != nil {
+				return err
+			}
+		}
+	}
+	// Drop kustomize's rename bookkeeping (previous names, prefixes, refBy);
+	// kpt's own annotations stay.
+	for _, r := range m.Resources() {
+		present := r.GetAnnotations()
+		cleared := false
+		for _, a := range resource.BuildAnnotations {
+			if _, ok := present[a]; ok && !isKptAnnotation([]string{"metadata", "annotations"}, a) {
+				if err := r.PipeE(yaml.ClearAnnotation(a)); err != nil {
+					return err
+				}
+				cleared = true
+			}
+		}
+		if cleared && !hadAnnotations[r] {
+			if a, err := r.Pipe(yaml.Lookup("metadata", "annotations")); err == nil && a != nil && len(a.YNode().Content) == 0 {
+				_ = r.PipeE(yaml.Lookup("metadata"), yaml.Clear("annotations"))
+			}
+		}
+	}
+	rl.items = rl.items[:0]
+	for _, r := range m.Resources() {
+		rl.items = append(rl.items, &r.RNode)
+	}
+	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("renamed %d resource(s)", len(touched)), Severity: fn.Info})
+	return nil
+}
+
+func ensureNameConfig(cfg *yaml.RNode) (*ensureNameSubstring, error) {
+	ens := &ensureNameSubstring{}
+	k := kindOf(cfg)
+	switch {
+	case k.isConfigMap():
+		data, err := stringMap(cfg, "data")
+		if err != nil {
+			return nil, err
+		}
+		if len(data) != 1 {
+			return nil, fmt.Errorf("functionConfig: only 1 entry is allowed in the ConfigMap, but got: %d", len(data))
+		}
+		for mode, sub := range data {
+			if mode != "prepend" && mode != "append" {
+				return nil, fmt.Errorf("functionConfig: unknown editMode: %s, only prepend and append are allowed", mode)
+			}
+			ens.EditMode, ens.Substring = mode, sub
+		}
+	case k.kind == "EnsureNameSubstring" && (k.group == fnConfigGroup || k.group == ""):
+		// The catalog docs show the custom resource with apiVersion v1; accept both.
+		if err := cfg.YNode().Decode(ens); err != nil {
+			return nil, fmt.Errorf("functionConfig: %w", err)
+		}
+		if ens.FieldSpecs != nil && ens.AdditionalNameFields != nil {
+			return nil, errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalNameFields`")
+		}
+		if ens.AdditionalNameFields == nil {
+			ens.AdditionalNameFields = ens.FieldSpecs
+		}
+		if ens.EditMode == "" {
+			ens.EditMode = "prepend"
+		}
+		if ens.EditMode != "prepend" && ens.EditMode != "append" {
+			return nil, fmt.Errorf("functionConfig: unknown editMode: %s, only prepend and append are allowed", ens.EditMode)
+		}
+	default:
+		return nil, fmt.Errorf("functionConfig: expected ConfigMap with prepend or append, or EnsureNameSubstring, got kind %s", k)
+	}
+	if ens.Substring == "" {
+		return nil, errors.New("functionConfig: substring must not be empty")
+	}
+	return ens, nil
+}
+
+// skipRename lists the kinds whose names must not change: the catalog
+// leaves CRDs, APIServices, Namespaces and the Kptfile alone.
+func skipRename(id resid.ResId) bool {
+	for _, g := range []resid.Gvk{
+		{Kind: "CustomResourceDefinition"},
+		{Group: "apiregistration.k8s.io", Kind: "APIService"},
+		{Kind: "Namespace"},
+		{Group: "kpt.dev", Kind: "Kptfile"},
+	} {
+		if id.IsSelected(&g) {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldContains(n *yaml.RNode, path, sub string) bool {
+	v, err := n.Pipe(yaml.Lookup(strings.Split(path, "/")...))
+	if err != nil || v == nil {
+		return false
+	}
+	return strings.Contains(v.YNode().Value, sub)
+}
+
+// fixNameReferences updates the fields that refer to renamed resources,
+// the way kustomize's name reference transformer does.
+func fixNameReferences(m resmap.ResMap) error {
+	resources := m.Resources()
+	filters := make([][]nameref.Filter, len(resources))
+	for _, br := range nameReferences() {
+		for _, fs := range br.referrers {
+			for i, r := range resources {
+				if r.OrgId().IsSelected(&fs.Gvk) {
+					filters[i] = append(filters[i], nameref.Filter{NameFieldToUpdate: fs, ReferralTarget: br.target})
+				}
+			}
+		}
+	}
+	for i, r := range resources {
+		if len(filters[i]) == 0 {
+			continue
+		}
+		candidates, err := m.SubsetThatCouldBeReferencedByResource(r)
+		if err != nil {
+			return err
+		}
+		for _, f := range filters[i] {
+			f.Referrer = r
+			f.ReferralCandidates = candidates
+			if err := r.ApplyFilter(f); err != nil {
+				return fmt.Errorf("updating references in %s %s: %w", r.GetKind(), r.GetName(), err)
+			}
+		}
+	}
+	return nil
+}

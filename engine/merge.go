@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+	"sigs.k8s.io/kustomize/kyaml/copyutil"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/kustomize/kyaml/yaml/merge3"
+	"sigs.k8s.io/kustomize/kyaml/yaml/walk"
+)
+
+// resourceMerge is kpt's resource-merge update (ResourceMergeUpdater)
+// with one change: resources are matched across origin, updated and local
+// through a map instead of kpt's pairwise scan, which is quadratic (a
+// 1,000-resource package took 38 s). The matching key, the per-resource
+// strategy and the field-level 3-way merge (kyaml's merge3 walker) are
+// kpt's; the golden tests run both and require the same bytes.
+func resourceMerge(localPath, updatedPath, originPath string, isRoot bool) error {
+	if !isRoot {
+		// A subpackage whose upstream the user changed locally was updated
+		// independently; kpt leaves it alone.
+		lk, ok := readKptfileOrEmpty(localPath), readKptfileOrEmpty(originPath)
+		if !reflect.DeepEqual(lk.Upstream, ok.Upstream) || !reflect.DeepEqual(lk.UpstreamLock, ok.UpstreamLock) {
+			return nil
+		}
+	}
+	subs := localSubpackages(localPath, updatedPath, originPath)
+	for _, sub := range append([]string{"."}, subs...) {
+		lp, up, op := filepath.Join(localPath, sub), filepath.Join(updatedPath, sub), filepath.Join(originPath, sub)
+		root := sub == "." && isRoot
+		if err := mergeOnePackage(sub, lp, up, op, root); err != nil {
+			return fmt.Errorf("merging package %s: %w", sub, err)
+		}
+	}
+	return nil
+}
+
+// mergeOnePackage applies kpt's add/delete rules for one (sub)package and
+// merges it when it exists on all sides.
+func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool) error {
+	localExists, updatedExists, originExists := exists(localPath), exists(updatedPath), exists(originPath)
+	switch {
+	case !originExists && localExists && updatedExists:
+		return fmt.Errorf("subpackage %q added in both upstream and local", sub)
+	case !originExists && !localExists && updatedExists:
+		t, err := ReadTree(updatedPath)
+		if err != nil {
+			return err
+		}
+		return t.Write(localPath)
+	case !originExists && localExists && !updatedExists:
+		return nil
+	case originExists && !localExists && !updatedExists:
+		return nil
+	case originExists && !localExists && updatedExists:
+		return nil
+	case originExists && localExists && !updatedExists:
+		d, err := copyutil.Diff(originPath, localPath)
+		if err != nil {
+			return err
+		}
+		if d.Len() == 0 {
+			return os.RemoveAll(localPath)
+		}
+		return nil
+	}
+	if err := kptfileutil.UpdateKptfile(localPath, updatedPath, originPath, !isRoot); err != nil {
+		return fmt.Errorf("merging Kptfile: %w", err)
+	}
+	if err := mergeResources(localPath, updatedPath, originPath); err != nil {
+		return err
+	}
+	return replaceNonKRMFiles(updatedPath, originPath, localPath)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// localSubpackages lists, for all three trees, the nested packages without
+// an upstream of their own (kpt's "local" subpackages), parents first.
+func localSubpackages(dirs ...string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, root := range dirs {
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || p == root {
+				return nil
+			}
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, KptfileName)); err != nil {
+				return nil
+			}
+			kf, err := ReadKptfile(p)
+			if err != nil || kf.Upstream != nil {
+				return filepath.SkipDir // remote subpackages are updated on their own
+			}
+			rel, _ := filepath.Rel(root, p)
+			if !seen[rel] {
+				seen[rel] = true
+				out = append(out, rel)
+			}
+			return nil
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		di, dj := strings.Count(out[i], string(filepath.Separator)), strings.Count(out[j], string(filepath.Separator))
+		if di != dj {
+			return di < dj
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+const mergeSourceAnnotation = "config.kubernetes.io/merge-source"
+
+func readPackageResources(dir, source string) ([]*yaml.RNode, error) {
+	if !exists(dir) {
+		return nil, nil
+	}
+	r := kio.LocalPackageReader{
+		PackagePath:       dir,
+		PackageFileName:   KptfileName,
+		SetAnnotations:    map[string]string{mergeSourceAnnotation: source},
+		PreserveSeqIndent: true,
+		WrapBareSeqNode:   true,
+	}
+	nodes, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
+	}
+	return nodes, nil
+}
+
+type mergeTuple struct{ original, updated, dest *yaml.RNode }
+
+// mergeKey is kpt's resourceMergeMatcher identity: group, kind, the
+// namespace and name from the kpt-merge comment (else metadata), and the
+// file path.
+func mergeKey(n *yaml.RNode) (string, error) {
+	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
+		return "", err
+	}
+	meta, err := n.GetMeta()
+	if err != nil {
+		return "", err
+	}
+	group, _ := resid.ParseGroupVersion(meta.APIVersion)
+	ns, name := meta.Namespace, meta.Name
+	if mf := n.Field(yaml.MetadataField); !mf.IsNilOrEmpty() {
+		c := strings.TrimSpace(strings.TrimPrefix(mf.Key.YNode().LineComment, "#"))
+		if strings.HasPrefix(c, "kpt-merge:") {
+			if parts := strings.SplitN(strings.TrimSpace(strings.TrimPrefix(c, "kpt-merge:")), "/", 2); len(parts) == 2 {
+				ns, name = parts[0], parts[1]
+			}
+		}
+	}
+	return strings.Join([]string{group, meta.Kind, ns, name, meta.Annotations[kioutil.PathAnnotation]}, "\x00"), nil
+}
+
+func mergeResources(localPath, updatedPath, originPath string) error {
+	var tuples []*mergeTuple
+	index := map[string]*mergeTuple{}
+	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
+		nodes, err := readPackageResources(dir, source)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			key, err := mergeKey(n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", dir, err)
+			}
+			t, ok := index[key]
+			if !ok {
+				t = &mergeTuple{}
+				index[key] = t
+				tuples = append(tuples, t)
+			}
+			if !set(t, n) {
+				path := n.GetAnnotations()[kioutil.PathAnnotation]
+				return fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, source, path)
+			}
+		}
+		return nil
+	}
+	if err := add(originPath, "original", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.original == nil; t.original = n; return ok }); err != nil {
+		return err
+	}
+	if err := add(updatedPath, "updated", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.updated == nil; t.updated = n; return ok }); err != nil {
+		return err
+	}
+	if err := add(localPath, "dest", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.dest == nil; t.dest = n; return ok }); err != nil {
+		return err
+	}
+	var out []*yaml.RNode
+	for _, t := range tuples {
+		switch {
+		case t.original == nil && t.updated == nil && t.dest != nil:
+			out = append(out, t.dest)
+		case t.original == nil && t.updated != nil && t.dest == nil:
+			out = append(out, t.updated)
+		case t.updated == nil && t.dest == nil:
+		case t.original != nil && t.updated == nil:
+			if !sameResource(t.original, t.dest) {
+				out = append(out, t.dest)
+			}
+		case t.original != nil && t.dest == nil:
+		default:
+			merged, err := walk.Walker{
+				Visitor:               merge3.Visitor{},
+				VisitKeysAsScalars:    true,
+				Sources:               []*yaml.RNode{t.dest, t.original, t.updated},
+				InferAssociativeLists: false,
+			}.Walk()
+			if err != nil {
+				return err
+			}
+			if merged != nil {
+				out = append(out, merged)
+			}
+		}
+	}
+	w := &kio.LocalPackageReadWriter{
+		PackagePath:       localPath,
+		PackageFileName:   KptfileName,
+		SetAnnotations:    map[string]string{mergeSourceAnnotation: "dest"},
+		PreserveSeqIndent: true,
+		WrapBareSeqNode:   true,
+	}
+	if _, err := w.Read(); err != nil {
+		return err
+	}
+	return w.Write(out)
+}
+
+// sameResource decides, as kpt does, whether a local copy of a resource
+// upstream deleted is unchanged. kpt means to ignore kyaml's bookkeeping
+// annotations but, piping its filters, clears only the first
+// (merge-source): a resource whose position in its file moved counts as
+// changed and is kept. kptbot keeps that behaviour so both tools produce
+// the same package.
+func sameResource(a, b *yaml.RNode) bool {
+	ac, bc := a.Copy(), b.Copy()
+	_ = ac.PipeE(yaml.ClearAnnotation(mergeSourceAnnotation))
+	_ = bc.PipeE(yaml.ClearAnnotation(mergeSourceAnnotation))
+	return ac.MustString() == bc.MustString()
+}
+
+// replaceNonKRMFiles is kpt's rule for files that are not resources:
+// locally modified ones stay, the rest follow upstream.
+func replaceNonKRMFiles(updatedDir, originalDir, localDir string) error {
+	updatedDirs, updatedFiles := nonKRMFiles(updatedDir)
+	originalDirs, originalFiles := nonKRMFiles(originalDir)
+	localDirs, localFiles := nonKRMFiles(localDir)
+	modified := map[string]bool{}
+	for f := range localFiles {
+		if !originalFiles[f] {
+			modified[f] = true
+			continue
+		}
+		a, err1 := os.ReadFile(filepath.Join(originalDir, f))
+		b, err2 := os.ReadFile(filepath.Join(localDir, f))
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("comparing %s: %v %v", f, err1, err2)
+		}
+		if !bytes.Equal(a, b) {
+			modified[f] = true
+			continue
+		}
+		if !updatedFiles[f] {
+			if err := os.Remove(filepath.Join(localDir, f)); err != nil {
+				return err
+			}
+		}
+	}
+	for d := range updatedDirs {
+		if err := os.MkdirAll(filepath.Join(localDir, d), 0o700); err != nil {
+			return err
+		}
+	}
+	for f := range updatedFiles {
+		if modified[f] {
+			continue
+		}
+		if err := copyutil.SyncFile(filepath.Join(updatedDir, f), filepath.Join(localDir, f)); err != nil {
+			return err
+		}
+	}
+	for d := range localDirs {
+		if !updatedDirs[d] && originalDirs[d] {
+			os.Remove(filepath.Join(localDir, d)) // only if empty, as kpt
+		}
+	}
+	return nil
+}
+
+// nonKRMFiles lists the subdirectories and non-resource files of a package
+// (not descending into subpackages), as paths starting with "/".
+func nonKRMFiles(root string) (dirs, files map[string]bool) {
+	dirs, files = map[string]bool{}, map[string]bool{}
+	if !exists(root) {
+		return dirs, files
+	}
+	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel := strings.TrimPrefix(p, root)
+		if p != root && (info.Name() == ".git" || strings.Contains(rel, "/.git/")) {
+			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info.IsDir() {
+			if p != root && exists(filepath.Join(p, KptfileName)) {
+				return filepath.SkipDir
+			}
+			if rel != "" {
+				dirs[rel] = true
+			}
+			return nil
+		}
+		base := filepath.Base(p)
+		if base == KptfileName || strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml") {
+			return nil
+		}
+		if rel != "" && !strings.Contains(rel, ".git") {
+			files[rel] = true
+		}
+		return nil
+	})
+	return dirs, files
+}
