@@ -37,6 +37,9 @@ type RenderOptions struct {
 	// ImagePrefix qualifies images without a registry (default: the kpt
 	// catalog's ghcr.io prefix).
 	ImagePrefix string
+
+	// kptOnly skips the in-process hydrator (tests compare the two).
+	kptOnly bool
 }
 
 // RenderResult is the outcome of a render.
@@ -73,19 +76,32 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	if _, err := DecodeKptfile(KptfileName, in[KptfileName]); err != nil {
 		return nil, err
 	}
-	if err := checkKRM(in); err != nil {
-		return nil, err
+	var results *fnresult.ResultList
+	var err error
+	fast := false
+	if !opts.kptOnly {
+		results, fast, err = fastRender(ctx, fsys, root, in, opts)
+		if fast && err != nil {
+			err = fmt.Errorf("fn.render: pkg .:\n\tpkg.render:\n\t%w", err)
+		}
 	}
-	prefix := opts.ImagePrefix
-	if prefix == "" {
-		prefix = DefaultImagePrefix
+	if !fast {
+		prefix := opts.ImagePrefix
+		if prefix == "" {
+			prefix = DefaultImagePrefix
+		}
+		ro := runneroptions.RunnerOptions{}
+		ro.InitDefaults(prefix)
+		ro.AllowExec = opts.AllowExec
+		renderer := kptops.NewRenderer(ro)
+		results, err = renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: runtime{rt: opts.Runtimes}})
 	}
-	ro := runneroptions.RunnerOptions{}
-	ro.InitDefaults(prefix)
-	ro.AllowExec = opts.AllowExec
-	renderer := kptops.NewRenderer(ro)
-	results, err := renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: runtime{rt: opts.Runtimes}})
 	if err != nil {
+		// Name a YAML file that is not KRM precisely; kpt's message about
+		// it is terse. Checked only on failure: parsing is the render's cost.
+		if kerr := checkKRM(in); kerr != nil {
+			return nil, kerr
+		}
 		return &RenderResult{Results: results}, &RenderError{Err: cleanRenderError(err, root), Results: results}
 	}
 	out := Tree{}
@@ -104,7 +120,9 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	if err != nil {
 		return nil, fmt.Errorf("reading rendered package: %w", err)
 	}
-	preserveUntouched(in, out)
+	if !fast {
+		preserveUntouched(in, out) // the hydrator writes only changed files
+	}
 	res := &RenderResult{Results: results, Tree: out}
 	res.Added, res.Removed, res.Modified = in.Changes(out)
 	return res, nil

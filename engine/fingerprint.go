@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"hash/maphash"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// fingerprint hashes what a resource means, ignoring formatting, comments,
+// map key order and the bookkeeping annotations readers and kpt add, so
+// the renderer can tell which files a pipeline really changed without
+// serializing them. Two resources sameMeaning calls equal hash equal.
+func fingerprint(seed maphash.Seed, n *yaml.Node) uint64 {
+	return hashNode(seed, n, 0)
+}
+
+// ignoredAnnotation reports bookkeeping annotations.
+func ignoredAnnotation(k string) bool {
+	return strings.HasPrefix(k, "internal.config.kubernetes.io/") ||
+		k == "config.kubernetes.io/path" || k == "config.kubernetes.io/index" || k == "config.k8s.io/id" ||
+		k == upstreamIdentifierAnnotation
+}
+
+const (
+	depthTop = iota
+	depthMetadata
+	depthAnnotations
+	depthOther
+)
+
+func hashString(seed maphash.Seed, kind byte, s string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteByte(kind)
+	h.WriteString(s)
+	return h.Sum64()
+}
+
+func hashNode(seed maphash.Seed, n *yaml.Node, where int) uint64 {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return 0
+		}
+		return hashNode(seed, n.Content[0], where)
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			return hashNode(seed, n.Alias, where)
+		}
+		return 0
+	case yaml.ScalarNode:
+		return hashString(seed, 's', n.ShortTag()+"\x00"+n.Value)
+	case yaml.SequenceNode:
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.WriteByte('[')
+		var buf [8]byte
+		for _, c := range n.Content {
+			v := hashNode(seed, c, depthOther)
+			for i := range buf {
+				buf[i] = byte(v >> (8 * i))
+			}
+			h.Write(buf[:])
+		}
+		return h.Sum64()
+	case yaml.MappingNode:
+		// Key order does not matter: combine pairs commutatively.
+		var sum uint64 = 0x9e3779b97f4a7c15
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			child := depthOther
+			switch {
+			case where == depthTop && k == "metadata":
+				child = depthMetadata
+			case where == depthMetadata && k == "annotations":
+				child = depthAnnotations
+				if v.Kind == yaml.MappingNode && onlyIgnored(v) {
+					continue // an annotations map of bookkeeping alone is no annotations
+				}
+			case where == depthAnnotations && ignoredAnnotation(k):
+				continue
+			}
+			kh := hashString(seed, 'k', k)
+			vh := hashNode(seed, v, child)
+			sum += (kh ^ (vh * 0xff51afd7ed558ccd)) * 0xc4ceb9fe1a85ec53
+		}
+		return sum
+	}
+	return 0
+}
+
+func onlyIgnored(m *yaml.Node) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if !ignoredAnnotation(m.Content[i].Value) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,487 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/engine/builtins"
+	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// pkgPathAnnotation is kpt's annotation tying a resource to its package
+// during a render; it never reaches disk.
+const pkgPathAnnotation = "internal.config.kubernetes.io/package-path"
+
+// matchAllKRM is the set of files kpt reads as a package's resources.
+var matchAllKRM = append([]string{KptfileName}, kio.MatchAll...)
+
+// hydrator renders a package tree whose pipelines use only built-in
+// functions, handing every function the same parsed nodes instead of
+// serializing a ResourceList per function as kpt's runner does (which costs
+// ~50x for a built-in pipeline). It follows kpt's renderer step for step:
+// subpackages first (depth first), each package's mutators over its own
+// resources plus its subpackages' output, validators on a copy, function
+// config from configPath or configMap, generated resources tied to the
+// package that generated them, paths made relative to the root, files left
+// without resources pruned. TestFastRenderMatchesKpt holds it to kpt's
+// output byte for byte. Pipelines it does not cover (non-built-in
+// functions, selectors, BFS order) go to kpt's renderer.
+type hydrator struct {
+	fsys    filesys.FileSystem
+	root    string
+	prefix  string
+	results *fnresult.ResultList
+	input   map[string]bool // files that held resources before the render
+	fns     map[string]*builtins.Function
+	// before holds, per file (relative to the root), the fingerprints of
+	// its resources as read, so unchanged files are not rewritten.
+	before map[string][]uint64
+	seed   maphash.Seed
+}
+
+// fastRender renders in with the hydrator when every pipeline qualifies;
+// ok is false when kpt's renderer must do it.
+func fastRender(ctx context.Context, fsys filesys.FileSystem, root string, in Tree, opts RenderOptions) (results *fnresult.ResultList, ok bool, err error) {
+	prefix := opts.ImagePrefix
+	if prefix == "" {
+		prefix = DefaultImagePrefix
+	}
+	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), results: fnresult.NewResultList(), input: map[string]bool{}, fns: map[string]*builtins.Function{}, before: map[string][]uint64{}, seed: maphash.MakeSeed()}
+	pkgs, ok := h.qualify(in)
+	if !ok {
+		return nil, false, nil
+	}
+	out, err := h.hydrate(ctx, ".", pkgs)
+	if err != nil {
+		h.results.ExitCode = 1
+		return h.results, true, err
+	}
+	if err := h.write(out); err != nil {
+		return h.results, true, err
+	}
+	return h.results, true, nil
+}
+
+// qualify decodes every Kptfile and reports whether all pipelines can run
+// on the fast path. It returns the package directories.
+func (h *hydrator) qualify(in Tree) (map[string]*kptfilev1.KptFile, bool) {
+	pkgs := map[string]*kptfilev1.KptFile{}
+	for p, b := range in {
+		if bytes.Contains(b, []byte("cnrm.cloud.google.com")) {
+			return nil, false // kpt's renderer adds its blueprint attribution to these
+		}
+		if path.Base(p) != KptfileName {
+			continue
+		}
+		kf, err := DecodeKptfile(p, b)
+		if err != nil {
+			return nil, false
+		}
+		dir := path.Dir(p)
+		if dir == "." && kf.Annotations[kptfilev1.BFSRenderAnnotation] != "" {
+			return nil, false
+		}
+		if kf.Pipeline != nil {
+			for _, f := range append(append([]kptfilev1.Function{}, kf.Pipeline.Mutators...), kf.Pipeline.Validators...) {
+				if f.Exec != "" || len(f.Selectors) > 0 || len(f.Exclusions) > 0 {
+					return nil, false
+				}
+				image := h.resolve(f.Image)
+				b, found := builtins.Lookup(image)
+				if !found {
+					return nil, false
+				}
+				if f.ConfigPath != "" {
+					if _, ok := in[path.Join(dir, f.ConfigPath)]; !ok {
+						return nil, false // kpt reports the missing config
+					}
+				}
+				h.fns[image] = b
+			}
+		}
+		pkgs[dir] = kf
+	}
+	return pkgs, true
+}
+
+func (h *hydrator) resolve(image string) string {
+	if image != "" && !strings.Contains(image, "/") {
+		return h.prefix + "/" + image
+	}
+	return image
+}
+
+// subpackagesOf lists the direct subpackages of dir, sorted.
+func subpackagesOf(dir string, pkgs map[string]*kptfilev1.KptFile) []string {
+	var out []string
+	for p := range pkgs {
+		if p == dir || (dir != "." && !strings.HasPrefix(p, dir+"/")) {
+			continue
+		}
+		parent := path.Dir(p)
+		for parent != "." && parent != dir {
+			if _, ok := pkgs[parent]; ok {
+				break
+			}
+			parent = path.Dir(parent)
+		}
+		if parent == dir {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (h *hydrator) abs(dir string) string {
+	if dir == "." {
+		return h.root
+	}
+	return h.root + "/" + dir
+}
+
+func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kptfilev1.KptFile) ([]*yaml.RNode, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var input []*yaml.RNode
+	for _, sub := range subpackagesOf(dir, pkgs) {
+		out, err := h.hydrate(ctx, sub, pkgs)
+		if err != nil {
+			return nil, fmt.Errorf("pkg %s: %w", "./"+sub, err)
+		}
+		input = append(input, out...)
+	}
+	r := &kio.LocalPackageReader{
+		PackagePath:       h.abs(dir),
+		PackageFileName:   KptfileName,
+		MatchFilesGlob:    matchAllKRM,
+		PreserveSeqIndent: true,
+		SetAnnotations:    map[string]string{pkgPathAnnotation: h.abs(dir)},
+		WrapBareSeqNode:   true,
+		FileSystem:        filesys.FileSystemOrOnDisk{FileSystem: h.fsys},
+	}
+	local, err := r.Read()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range local {
+		rel := path.Join(dir, filepath.ToSlash(filePath(n)))
+		h.input[rel] = true
+		h.before[rel] = append(h.before[rel], fingerprint(h.seed, n.YNode()))
+	}
+	input = append(input, local...)
+	kf := pkgs[dir]
+	if kf.Pipeline == nil || (len(kf.Pipeline.Mutators) == 0 && len(kf.Pipeline.Validators) == 0) {
+		if err := areKRM(input); err != nil {
+			return nil, fmt.Errorf("input resource list must contain only KRM resources: %s", err.Error())
+		}
+		return input, nil
+	}
+	for _, f := range kf.Pipeline.Mutators {
+		if input, err = h.run(dir, f, input, true); err != nil {
+			return nil, fmt.Errorf("pipeline.run: %w", err)
+		}
+	}
+	for _, f := range kf.Pipeline.Validators {
+		clone := make([]*yaml.RNode, len(input))
+		for i, n := range input {
+			clone[i] = n.Copy()
+		}
+		if _, err := h.run(dir, f, clone, false); err != nil {
+			return nil, fmt.Errorf("pipeline.run: %w", err)
+		}
+	}
+	return input, nil
+}
+
+// areKRM is kpt's AreKRM with a fast path: checking apiVersion, kind and
+// metadata.name directly avoids decoding every resource's metadata before
+// and after every function; kpt's own check produces the error message.
+func areKRM(nodes []*yaml.RNode) error {
+	for _, n := range nodes {
+		if !looksKRM(n.YNode()) {
+			return kptfilev1.AreKRM(nodes)
+		}
+	}
+	return nil
+}
+
+func looksKRM(n *yaml.Node) bool {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	var api, kind, name bool
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i].Value, n.Content[i+1]
+		switch k {
+		case "apiVersion":
+			api = v.Kind == yaml.ScalarNode && v.Value != ""
+		case "kind":
+			kind = v.Kind == yaml.ScalarNode && v.Value != ""
+		case "metadata":
+			if v.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					if v.Content[j].Value == "name" {
+						name = v.Content[j+1].Kind == yaml.ScalarNode && v.Content[j+1].Value != ""
+					}
+				}
+			}
+		}
+	}
+	return api && kind && name
+}
+
+// run executes one function of the package at dir, as kpt's FunctionRunner.
+func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mutator bool) ([]*yaml.RNode, error) {
+	image := h.resolve(f.Image)
+	b := h.fns[image]
+	if err := areKRM(input); err != nil {
+		return nil, fmt.Errorf("input resource list must contain only KRM resources: %s", err.Error())
+	}
+	config, err := h.config(dir, f, input)
+	if err != nil {
+		return nil, err
+	}
+	output, results, runErr := b.Process(input, config)
+	res := fnresult.Result{Image: image}
+	if len(results) > 0 {
+		if items, err := toFrameworkResults(results); err == nil {
+			res.Results = items
+		}
+	}
+	if runErr != nil {
+		res.ExitCode = 1
+		h.results.Items = append(h.results.Items, res)
+		return nil, runErr
+	}
+	h.results.Items = append(h.results.Items, res)
+	if !mutator {
+		return input, nil
+	}
+	for _, n := range output {
+		if annotation(n, pkgPathAnnotation) == "" {
+			if err := n.PipeE(yaml.SetAnnotation(pkgPathAnnotation, h.abs(dir))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := areKRM(output); err != nil {
+		return nil, fmt.Errorf("output resource list must contain only KRM resources: %s", err.Error())
+	}
+	return output, nil
+}
+
+// config builds the functionConfig: the package's own resource at
+// configPath (a copy: a function must not edit it through its config), or
+// a ConfigMap from configMap, as kpt's runner does.
+func (h *hydrator) config(dir string, f kptfilev1.Function, input []*yaml.RNode) (*yaml.RNode, error) {
+	switch {
+	case f.ConfigPath != "":
+		for _, r := range input {
+			p, _, _ := kioutil.GetFileAnnotations(r)
+			if r.GetAnnotations()[pkgPathAnnotation] == h.abs(dir) && p == f.ConfigPath {
+				c := r.Copy()
+				for _, a := range []string{pkgPathAnnotation, kioutil.PathAnnotation, kioutil.IndexAnnotation,
+					kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} { //nolint:staticcheck // kpt's runner sends none of these
+					_ = c.PipeE(yaml.ClearAnnotation(a))
+				}
+				if err := yaml.ClearEmptyAnnotations(c); err != nil {
+					return nil, err
+				}
+				return c, nil
+			}
+		}
+		b, err := h.fsys.ReadFile(filepath.Join(h.abs(dir), f.ConfigPath))
+		if err != nil {
+			return nil, fmt.Errorf("missing function config %q", f.ConfigPath)
+		}
+		return yaml.Parse(string(b))
+	case len(f.ConfigMap) > 0:
+		data := f.ConfigMap
+		node := yaml.NewMapRNode(&data)
+		_ = node.VisitFields(func(n *yaml.MapNode) error {
+			v := n.Value.YNode()
+			v.Tag = yaml.NodeTagString
+			n.Value.SetYNode(v)
+			return nil
+		})
+		cm := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata: {}\n")
+		if err := cm.PipeE(yaml.SetField("data", node)); err != nil {
+			return nil, err
+		}
+		return cm, nil
+	}
+	return nil, nil
+}
+
+func toFrameworkResults(rs sdk.Results) (framework.Results, error) {
+	b, err := yaml.Marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	var out framework.Results
+	err = yaml.Unmarshal(b, &out)
+	return out, err
+}
+
+// changedOnly drops the resources of files whose resources all mean what
+// they meant before the render (same count, order and fingerprints): those
+// files keep their bytes, comments and quirks included, and cost nothing
+// to write.
+func (h *hydrator) changedOnly(resources []*yaml.RNode) []*yaml.RNode {
+	byFile := map[string][]*yaml.RNode{}
+	for _, r := range resources {
+		p := filepath.ToSlash(filePath(r))
+		byFile[p] = append(byFile[p], r)
+	}
+	unchanged := map[string]bool{}
+	for p, rs := range byFile {
+		before, ok := h.before[p]
+		if !ok || len(before) != len(rs) {
+			continue
+		}
+		sorted := append([]*yaml.RNode(nil), rs...)
+		sort.SliceStable(sorted, func(i, j int) bool { return indexOf(sorted[i]) < indexOf(sorted[j]) })
+		same := true
+		for i, r := range sorted {
+			if fingerprint(h.seed, r.YNode()) != before[i] || indexOf(r) != i {
+				same = false
+				break
+			}
+		}
+		unchanged[p] = same
+	}
+	out := resources[:0:0]
+	for _, r := range resources {
+		if !unchanged[filepath.ToSlash(filePath(r))] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// annotation reads one annotation straight from the node, without
+// decoding the whole metadata as GetMeta does.
+func annotation(r *yaml.RNode, key string) string {
+	if v := annotationNode(r.YNode(), key); v != nil {
+		return v.Value
+	}
+	return ""
+}
+
+func annotationNode(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	md := mapValue(n, "metadata")
+	if md == nil {
+		return nil
+	}
+	return mapValue(mapValue(md, "annotations"), key)
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// filePath is kioutil.GetFileAnnotations' path, read directly.
+func filePath(r *yaml.RNode) string {
+	if p := annotation(r, kioutil.PathAnnotation); p != "" {
+		return p
+	}
+	return annotation(r, kioutil.LegacyPathAnnotation) //nolint:staticcheck // kyaml still reads it
+}
+
+func indexOf(r *yaml.RNode) int {
+	idx := annotation(r, kioutil.IndexAnnotation)
+	if idx == "" {
+		idx = annotation(r, kioutil.LegacyIndexAnnotation) //nolint:staticcheck // kyaml still reads it
+	}
+	i, err := strconv.Atoi(idx)
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// write makes resources' paths relative to the root, writes them as kpt's
+// renderer does, and prunes files whose resources are all gone.
+func (h *hydrator) write(resources []*yaml.RNode) error {
+	outFiles := map[string]bool{}
+	for _, r := range resources {
+		pkgPath := annotation(r, pkgPathAnnotation)
+		cur := filePath(r)
+		rel := filepath.Clean(cur)
+		if pkgPath != "" && pkgPath != h.root {
+			sub := strings.TrimPrefix(pkgPath, h.root+"/")
+			if sub == pkgPath {
+				return fmt.Errorf("resource of package %q is outside the root package", pkgPath)
+			}
+			rel = filepath.Join(sub, rel)
+		}
+		if cur != "" {
+			if rel != cur {
+				if err := r.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, rel)); err != nil {
+					return err
+				}
+				if err := r.PipeE(yaml.SetAnnotation(kioutil.LegacyPathAnnotation, rel)); err != nil { //nolint:staticcheck // kpt sets both
+					return err
+				}
+			}
+			outFiles[filepath.ToSlash(rel)] = true
+		}
+		if annotationNode(r.YNode(), pkgPathAnnotation) != nil {
+			if err := r.PipeE(yaml.ClearAnnotation(pkgPathAnnotation)); err != nil {
+				return err
+			}
+		}
+	}
+	resources = h.changedOnly(resources)
+	w := &kio.LocalPackageReadWriter{
+		PackagePath:        h.root,
+		PreserveSeqIndent:  true,
+		PackageFileName:    KptfileName,
+		IncludeSubpackages: true,
+		WrapBareSeqNode:    true,
+		FileSystem:         filesys.FileSystemOrOnDisk{FileSystem: h.fsys},
+		MatchFilesGlob:     matchAllKRM,
+	}
+	if err := w.Write(resources); err != nil {
+		return fmt.Errorf("failed to save resources: %w", err)
+	}
+	for f := range h.input {
+		if !outFiles[f] {
+			if err := h.fsys.RemoveAll(filepath.Join(h.root, filepath.FromSlash(f))); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("failed to delete file: %w", err)
+			}
+		}
+	}
+	return nil
+}
