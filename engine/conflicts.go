@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -36,41 +34,19 @@ func (c Conflict) String() string {
 
 const absent = "<absent>"
 
-// resourceSet is a package's resources keyed by identity.
-type resourceSet map[string]resourceEntry
-
-type resourceEntry struct {
-	file   string
-	fields map[string]string
-}
-
-// readResourceSet reads the KRM resources under dir (subpackages included,
-// Kptfiles excluded). Files that are not KRM are ignored: they take no part
-// in field-level conflicts.
-func readResourceSet(dir string) (resourceSet, error) {
-	r := kio.LocalPackageReader{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true}
-	nodes, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
-	}
-	out := resourceSet{}
-	for _, n := range nodes {
-		if isKptfileNode(n) {
-			continue
+// fieldsOf flattens a resource for conflict detection, without the
+// bookkeeping annotations readers and kpt add.
+func fieldsOf(n *yaml.RNode) map[string]string {
+	m := map[string]string{}
+	flatten(n.YNode(), "", m)
+	for k := range m {
+		if strings.HasPrefix(k, "metadata.annotations.config.kubernetes.io/") ||
+			strings.HasPrefix(k, "metadata.annotations.internal.config.kubernetes.io/") ||
+			strings.HasPrefix(k, "metadata.annotations.internal.kpt.dev/") {
+			delete(m, k)
 		}
-		file, _, _ := kioutil.GetFileAnnotations(n)
-		m := map[string]string{}
-		flatten(n.YNode(), "", m)
-		for k := range m {
-			if strings.HasPrefix(k, "metadata.annotations.config.kubernetes.io/") ||
-				strings.HasPrefix(k, "metadata.annotations.internal.config.kubernetes.io/") ||
-				strings.HasPrefix(k, "metadata.annotations.internal.kpt.dev/") {
-				delete(m, k)
-			}
-		}
-		out[identity(n)] = resourceEntry{file: file, fields: m}
 	}
-	return out, nil
+	return m
 }
 
 // identity keys a resource by its upstream identity: the "kpt-merge"
@@ -178,37 +154,25 @@ func seqNames(node *yaml.Node) ([]string, bool) {
 	return names, true
 }
 
-// findConflicts compares origin, local (before the merge), updated and
-// merged resource sets and returns the fields where local and upstream both
-// changed and the merged result holds the upstream value.
-func findConflicts(prefix string, origin, local, updated, merged resourceSet) []Conflict {
-	var out []Conflict
-	for id, m := range merged {
-		o, ok1 := origin[id]
-		l, ok2 := local[id]
-		u, ok3 := updated[id]
-		if !ok1 || !ok2 || !ok3 {
-			continue
-		}
-		paths := map[string]bool{}
-		for _, set := range []map[string]string{o.fields, l.fields, u.fields} {
-			for p := range set {
-				paths[p] = true
-			}
-		}
-		for p := range paths {
-			ov, lv, uv, mv := val(o.fields, p), val(l.fields, p), val(u.fields, p), val(m.fields, p)
-			if ov == lv || ov == uv || lv == uv || mv != uv {
-				continue
-			}
-			file := m.file
-			if prefix != "." && prefix != "" {
-				file = prefix + "/" + file
-			}
-			out = append(out, Conflict{File: file, Resource: displayID(id), Field: p, Local: lv, Upstream: uv})
+// tupleConflicts compares one resource's origin, local (before the
+// merge), updated and merged versions and returns the fields where local
+// and upstream both changed and the merge kept the upstream value.
+func tupleConflicts(file, id string, origin, local, updated, merged *yaml.RNode) []Conflict {
+	o, l, u, m := fieldsOf(origin), fieldsOf(local), fieldsOf(updated), fieldsOf(merged)
+	paths := map[string]bool{}
+	for _, set := range []map[string]string{o, l, u} {
+		for p := range set {
+			paths[p] = true
 		}
 	}
-	sortConflicts(out)
+	var out []Conflict
+	for p := range paths {
+		ov, lv, uv, mv := val(o, p), val(l, p), val(u, p), val(m, p)
+		if ov == lv || ov == uv || lv == uv || mv != uv {
+			continue
+		}
+		out = append(out, Conflict{File: file, Resource: displayID(id), Field: p, Local: lv, Upstream: uv})
+	}
 	return out
 }
 

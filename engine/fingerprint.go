@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"hash/maphash"
 	"strings"
 
@@ -12,13 +13,20 @@ import (
 // the renderer can tell which files a pipeline really changed without
 // serializing them. Two resources sameMeaning calls equal hash equal.
 func fingerprint(seed maphash.Seed, n *yaml.Node) uint64 {
-	return hashNode(seed, n, 0)
+	return hashNode(seed, n, 0, false)
+}
+
+// exactFingerprint also covers comments and scalar styles: two resources
+// with equal exact fingerprints serialize the same (bookkeeping aside).
+func exactFingerprint(seed maphash.Seed, n *yaml.Node) uint64 {
+	return hashNode(seed, n, 0, true)
 }
 
 // ignoredAnnotation reports bookkeeping annotations.
 func ignoredAnnotation(k string) bool {
 	return strings.HasPrefix(k, "internal.config.kubernetes.io/") ||
 		k == "config.kubernetes.io/path" || k == "config.kubernetes.io/index" || k == "config.k8s.io/id" ||
+		k == mergeSourceAnnotation ||
 		k == upstreamIdentifierAnnotation
 }
 
@@ -37,16 +45,24 @@ func hashString(seed maphash.Seed, kind byte, s string) uint64 {
 	return h.Sum64()
 }
 
-func hashNode(seed maphash.Seed, n *yaml.Node, where int) uint64 {
+func hashNode(seed maphash.Seed, n *yaml.Node, where int, exact bool) uint64 {
+	h := hashKind(seed, n, where, exact)
+	if exact && (n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || n.Style != 0) {
+		h ^= hashString(seed, 'c', fmt.Sprintf("%d\x00%s\x00%s\x00%s", n.Style, n.HeadComment, n.LineComment, n.FootComment))
+	}
+	return h
+}
+
+func hashKind(seed maphash.Seed, n *yaml.Node, where int, exact bool) uint64 {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return 0
 		}
-		return hashNode(seed, n.Content[0], where)
+		return hashNode(seed, n.Content[0], where, exact)
 	case yaml.AliasNode:
 		if n.Alias != nil {
-			return hashNode(seed, n.Alias, where)
+			return hashNode(seed, n.Alias, where, exact)
 		}
 		return 0
 	case yaml.ScalarNode:
@@ -57,7 +73,7 @@ func hashNode(seed maphash.Seed, n *yaml.Node, where int) uint64 {
 		h.WriteByte('[')
 		var buf [8]byte
 		for _, c := range n.Content {
-			v := hashNode(seed, c, depthOther)
+			v := hashNode(seed, c, depthOther, exact)
 			for i := range buf {
 				buf[i] = byte(v >> (8 * i))
 			}
@@ -82,7 +98,10 @@ func hashNode(seed maphash.Seed, n *yaml.Node, where int) uint64 {
 				continue
 			}
 			kh := hashString(seed, 'k', k)
-			vh := hashNode(seed, v, child)
+			if exact {
+				kh ^= hashNode(seed, n.Content[i], depthOther, true)
+			}
+			vh := hashNode(seed, v, child, exact)
 			sum += (kh ^ (vh * 0xff51afd7ed558ccd)) * 0xc4ceb9fe1a85ec53
 		}
 		return sum

@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/builtins"

@@ -214,15 +214,8 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, KptfileName), err)
 	}
 
-	// Snapshot before merging, for conflict reporting.
 	if err := addMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
 		return err
-	}
-	var before [3]resourceSet
-	for i, d := range []string{originDir, pkgDir, updatedDir} {
-		if before[i], err = readResourceSet(d); err != nil {
-			return err
-		}
 	}
 	localKfBefore := kf
 
@@ -231,9 +224,11 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		sub := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		lp, up, op := filepath.Join(pkgDir, sub), filepath.Join(updatedDir, sub), filepath.Join(originDir, sub)
-		if err := updatePackage(strategy, sub, lp, up, op, sub == "."); err != nil {
+		cs, err := updatePackage(strategy, sub, lp, up, op, sub == ".")
+		if err != nil {
 			return err
 		}
+		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, prefixConflicts(sub, cs))...)
 		for _, s := range remoteSubpackages(lp, up, op) {
 			stack = append(stack, path.Join(sub, s))
 		}
@@ -249,11 +244,6 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		pipe, pc := mergePipeline(orgKf.Pipeline, localKfBefore.Pipeline, updKf.Pipeline)
 		merged.Pipeline = pipe
 		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, pc)...)
-		after, err := readResourceSet(pkgDir)
-		if err != nil {
-			return err
-		}
-		u.res.Conflicts = append(u.res.Conflicts, findConflicts(rel, before[0], before[1], before[2], after)...)
 	}
 	merged.Upstream = kf.Upstream
 	merged.UpstreamLock = lockFor(g, resolved)
@@ -289,7 +279,7 @@ func isPackageDir(dir string) bool {
 
 // updatePackage applies kpt's rules for one package of an upstream tree:
 // added, deleted or changed on either side.
-func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool) error {
+func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool) ([]Conflict, error) {
 	localExists := isPackageDir(localPath)
 	updatedExists, originExists := isRoot, isRoot
 	if !isRoot {
@@ -297,28 +287,28 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 	}
 	switch {
 	case !originExists && !localExists && !updatedExists:
-		return nil
+		return nil, nil
 	case !originExists && localExists && updatedExists:
-		return fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
+		return nil, fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
 	case !originExists && !localExists && updatedExists:
 		t, err := ReadTree(updatedPath)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return t.Write(localPath)
+		return nil, t.Write(localPath)
 	case !originExists && localExists && !updatedExists:
-		return nil // added locally
+		return nil, nil // added locally
 	case originExists && !localExists:
-		return nil // deleted locally (and maybe upstream): stays deleted
+		return nil, nil // deleted locally (and maybe upstream): stays deleted
 	case originExists && localExists && !updatedExists:
 		d, err := copyutil.Diff(originPath, localPath)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if d.Len() == 0 {
-			return os.RemoveAll(localPath)
+			return nil, os.RemoveAll(localPath)
 		}
-		return nil // deleted upstream but changed locally: kept
+		return nil, nil // deleted upstream but changed locally: kept
 	}
 	opts := updatetypes.Options{
 		RelPackagePath: sub,
@@ -331,9 +321,9 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 		return resourceMerge(localPath, updatedPath, originPath, isRoot)
 	}
 	if err := update.GetUpdater(strategy).Update(opts); err != nil {
-		return explainUpdateError(strategy, err)
+		return nil, explainUpdateError(strategy, err)
 	}
-	return nil
+	return nil, nil
 }
 
 // explainUpdateError turns kpt's terse fast-forward failure into advice.
