@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
 	"sigs.k8s.io/kustomize/kyaml/copyutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -71,6 +72,9 @@ func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool
 	case originExists && !localExists && updatedExists:
 		return nil, nil
 	case originExists && localExists && !updatedExists:
+		if err := addMergeCommentsToDirs(originPath); err != nil {
+			return nil, err
+		}
 		d, err := copyutil.Diff(originPath, localPath)
 		if err != nil {
 			return nil, err
@@ -150,7 +154,60 @@ func readPackageResources(dir, source string) ([]*yaml.RNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
 	}
+	// kpt adds merge comments to all three trees on disk before merging;
+	// doing it on the parsed nodes saves a read and a write of each tree.
+	amc := &addmergecomment.AddMergeComment{}
+	for _, n := range nodes {
+		had := annotationNode(n.YNode(), upstreamIdentifierAnnotation) != nil
+		if _, err := amc.Filter(n); err != nil {
+			return nil, err
+		}
+		if !had {
+			placeLikeOnDisk(n.YNode(), upstreamIdentifierAnnotation)
+		}
+	}
 	return nodes, nil
+}
+
+// readerAnnotations are the ones kio's readers append after a file's own.
+var readerAnnotations = map[string]bool{
+	kioutil.PathAnnotation: true, kioutil.IndexAnnotation: true, kioutil.SeqIndentAnnotation: true,
+	kioutil.LegacyPathAnnotation: true, kioutil.LegacyIndexAnnotation: true, //nolint:staticcheck // readers still set them
+	kioutil.IdAnnotation: true, kioutil.LegacyIdAnnotation: true, mergeSourceAnnotation: true, //nolint:staticcheck // readers still set them
+}
+
+// placeLikeOnDisk moves annotation key to where it would be had it been in
+// the file when it was read: before the annotations the reader appended.
+// Resources are compared as text, so the order matters.
+func placeLikeOnDisk(n *yaml.Node, key string) {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	ann := mapValue(mapValue(n, "metadata"), "annotations")
+	if ann == nil {
+		return
+	}
+	c := ann.Content
+	at := -1
+	for i := 0; i+1 < len(c); i += 2 {
+		if c[i].Value == key {
+			at = i
+		}
+	}
+	if at < 0 {
+		return
+	}
+	k, v := c[at], c[at+1]
+	rest := append(append([]*yaml.Node{}, c[:at]...), c[at+2:]...)
+	pos := len(rest)
+	for i := 0; i+1 < len(rest); i += 2 {
+		if readerAnnotations[rest[i].Value] {
+			pos = i
+			break
+		}
+	}
+	out := append(append(append([]*yaml.Node{}, rest[:pos]...), k, v), rest[pos:]...)
+	ann.Content = out
 }
 
 type mergeTuple struct{ original, updated, dest *yaml.RNode }
@@ -214,6 +271,12 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 	if err := add(localPath, "dest", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.dest == nil; t.dest = n; return ok }); err != nil {
 		return nil, err
 	}
+	localFiles := map[string]bool{}
+	for _, t := range tuples {
+		if t.dest != nil {
+			localFiles[filePath(t.dest)] = true
+		}
+	}
 	// Conflicts need the local version as it was before the merge; the
 	// walker may reuse its nodes.
 	seed := maphash.MakeSeed()
@@ -262,17 +325,29 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 			}
 		}
 	}
-	w := &kio.LocalPackageReadWriter{
-		PackagePath:       localPath,
-		PackageFileName:   KptfileName,
-		SetAnnotations:    map[string]string{mergeSourceAnnotation: "dest"},
-		PreserveSeqIndent: true,
-		WrapBareSeqNode:   true,
+	return conflicts, writeMerged(localPath, localFiles, out)
+}
+
+// writeMerged writes the merged resources into the package as kpt's
+// LocalPackageReadWriter does, deleting the files that held local resources
+// and hold none now, without re-reading the package first.
+func writeMerged(localPath string, localFiles map[string]bool, out []*yaml.RNode) error {
+	for _, n := range out {
+		if err := n.PipeE(yaml.ClearAnnotation(mergeSourceAnnotation)); err != nil {
+			return err
+		}
+		delete(localFiles, filePath(n))
 	}
-	if _, err := w.Read(); err != nil {
-		return nil, err
+	w := kio.LocalPackageWriter{PackagePath: localPath}
+	if err := w.Write(out); err != nil {
+		return err
 	}
-	return conflicts, w.Write(out)
+	for f := range localFiles {
+		if err := os.Remove(filepath.Join(localPath, filepath.FromSlash(f))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergeTuples runs kyaml's 3-way merge walker on every tuple present on
@@ -339,7 +414,7 @@ func mergeTuples(tuples []*mergeTuple, seed maphash.Seed) ([]*yaml.RNode, error)
 // scalar rule does.
 func keepLocal(t *mergeTuple) *yaml.RNode {
 	out := t.dest.Copy()
-	dropNulls(out.YNode()) // merge3 reads a null as "clear this field"
+	dropNulls(out.YNode())                                                                                    // merge3 reads a null as "clear this field"
 	for _, k := range []string{mergeSourceAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, //nolint:staticcheck // the walker merges it too
 		kioutil.SeqIndentAnnotation} {
 		o, u := annotationNode(t.original.YNode(), k), annotationNode(t.updated.YNode(), k)

@@ -214,8 +214,11 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, KptfileName), err)
 	}
 
-	if err := addMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
-		return err
+	if strategy != string(kptfilev1.ResourceMerge) {
+		// resourceMerge adds them to the parsed resources itself.
+		if err := addMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
+			return err
+		}
 	}
 	localKfBefore := kf
 
@@ -301,6 +304,9 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 	case originExists && !localExists:
 		return nil, nil // deleted locally (and maybe upstream): stays deleted
 	case originExists && localExists && !updatedExists:
+		if err := addMergeCommentsToDirs(originPath); err != nil {
+			return nil, err
+		}
 		d, err := copyutil.Diff(originPath, localPath)
 		if err != nil {
 			return nil, err
