@@ -64,7 +64,10 @@ func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool
 		if err != nil {
 			return nil, err
 		}
-		return nil, t.Write(localPath)
+		if err := t.Write(localPath); err != nil {
+			return nil, err
+		}
+		return nil, addMergeCommentsToDirs(localPath)
 	case !originExists && localExists && !updatedExists:
 		return nil, nil
 	case originExists && !localExists && !updatedExists:
@@ -277,9 +280,10 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 			localFiles[filePath(t.dest)] = true
 		}
 	}
+	seed := maphash.MakeSeed()
+	destPrints := filePrints(seed, tuples)
 	// Conflicts need the local version as it was before the merge; the
 	// walker may reuse its nodes.
-	seed := maphash.MakeSeed()
 	bothChanged := map[int]*yaml.RNode{}
 	for i, t := range tuples {
 		if t.original == nil || t.updated == nil || t.dest == nil {
@@ -325,21 +329,27 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 			}
 		}
 	}
-	return conflicts, writeMerged(localPath, localFiles, out)
+	return conflicts, writeMerged(localPath, localFiles, unchangedFiles(seed, destPrints, out), out)
 }
 
 // writeMerged writes the merged resources into the package as kpt's
 // LocalPackageReadWriter does, deleting the files that held local resources
 // and hold none now, without re-reading the package first.
-func writeMerged(localPath string, localFiles map[string]bool, out []*yaml.RNode) error {
+func writeMerged(localPath string, localFiles, unchanged map[string]bool, out []*yaml.RNode) error {
+	var write []*yaml.RNode
 	for _, n := range out {
+		p := filePath(n)
+		delete(localFiles, p)
+		if unchanged[p] {
+			continue
+		}
 		if err := n.PipeE(yaml.ClearAnnotation(mergeSourceAnnotation)); err != nil {
 			return err
 		}
-		delete(localFiles, filePath(n))
+		write = append(write, n)
 	}
 	w := kio.LocalPackageWriter{PackagePath: localPath}
-	if err := w.Write(out); err != nil {
+	if err := w.Write(write); err != nil {
 		return err
 	}
 	for f := range localFiles {
@@ -348,6 +358,53 @@ func writeMerged(localPath string, localFiles map[string]bool, out []*yaml.RNode
 		}
 	}
 	return nil
+}
+
+// filePrints records, per local file, the fingerprints of its resources in
+// file order, as read.
+func filePrints(seed maphash.Seed, tuples []*mergeTuple) map[string][]uint64 {
+	byFile := map[string][]*yaml.RNode{}
+	for _, t := range tuples {
+		if t.dest != nil {
+			byFile[filePath(t.dest)] = append(byFile[filePath(t.dest)], t.dest)
+		}
+	}
+	out := map[string][]uint64{}
+	for p, ns := range byFile {
+		sort.SliceStable(ns, func(i, j int) bool { return indexOf(ns[i]) < indexOf(ns[j]) })
+		for _, n := range ns {
+			out[p] = append(out[p], fingerprint(seed, n.YNode()))
+		}
+	}
+	return out
+}
+
+// unchangedFiles lists the local files whose merged resources mean what
+// they meant before (same count, order and fingerprints): kpt would rewrite
+// them only to have the rewrite undone as formatting, so they are left as
+// they are.
+func unchangedFiles(seed maphash.Seed, before map[string][]uint64, out []*yaml.RNode) map[string]bool {
+	byFile := map[string][]*yaml.RNode{}
+	for _, n := range out {
+		byFile[filePath(n)] = append(byFile[filePath(n)], n)
+	}
+	unchanged := map[string]bool{}
+	for p, ns := range byFile {
+		prints, ok := before[p]
+		if !ok || len(prints) != len(ns) {
+			continue
+		}
+		sort.SliceStable(ns, func(i, j int) bool { return indexOf(ns[i]) < indexOf(ns[j]) })
+		same := true
+		for i, n := range ns {
+			if indexOf(n) != i || fingerprint(seed, n.YNode()) != prints[i] {
+				same = false
+				break
+			}
+		}
+		unchanged[p] = same
+	}
+	return unchanged
 }
 
 // mergeTuples runs kyaml's 3-way merge walker on every tuple present on

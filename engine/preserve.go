@@ -2,11 +2,10 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
+	"hash/maphash"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // upstreamIdentifierAnnotation is kpt's bookkeeping twin of the kpt-merge
@@ -34,35 +33,31 @@ func isYAMLPath(p string) bool {
 }
 
 // sameMeaning reports whether two YAML streams hold the same documents, in
-// the same order, ignoring formatting, comments, map key order and kpt's
-// upstream-identifier annotation.
+// the same order, ignoring formatting, comments, map key order and
+// bookkeeping annotations (see fingerprint).
 func sameMeaning(a, b []byte) bool {
-	ca, err1 := canonical(a)
-	cb, err2 := canonical(b)
-	return err1 == nil && err2 == nil && ca == cb
+	seed := maphash.MakeSeed()
+	pa, err1 := prints(seed, a)
+	pb, err2 := prints(seed, b)
+	if err1 != nil || err2 != nil || len(pa) != len(pb) {
+		return false
+	}
+	for i := range pa {
+		if pa[i] != pb[i] {
+			return false
+		}
+	}
+	return true
 }
 
-func canonical(b []byte) (string, error) {
+func prints(seed maphash.Seed, b []byte) ([]uint64, error) {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var out strings.Builder
-	for _, n := range nodes {
-		if err := n.PipeE(yaml.ClearAnnotation(upstreamIdentifierAnnotation)); err != nil {
-			return "", err
-		}
-		if md := n.Field(yaml.MetadataField); md != nil {
-			if ann := md.Value.Field(yaml.AnnotationsField); ann != nil && len(ann.Value.YNode().Content) == 0 {
-				_ = md.Value.PipeE(yaml.Clear(yaml.AnnotationsField))
-			}
-		}
-		j, err := json.Marshal(n)
-		if err != nil {
-			return "", err
-		}
-		out.Write(j)
-		out.WriteByte('\n')
+	out := make([]uint64, len(nodes))
+	for i, n := range nodes {
+		out[i] = fingerprint(seed, n.YNode())
 	}
-	return out.String(), nil
+	return out, nil
 }

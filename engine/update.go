@@ -128,8 +128,14 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 			stack = append(stack, path.Join(rel, s))
 		}
 	}
-	if err := addMergeComments(local); err != nil {
-		return nil, err
+	// kpt finishes with merge comments on every resource. resource-merge
+	// adds them to what it writes and to packages it copies in; other
+	// strategies copy upstream files as they are, so only they need the
+	// full pass (which rewrites every file).
+	if u.otherStrategy {
+		if err := addMergeComments(local); err != nil {
+			return nil, err
+		}
 	}
 	want, err := ReadTree(local)
 	if err != nil {
@@ -161,10 +167,12 @@ func (e *rewrittenError) Error() string { return e.msg }
 func (e *rewrittenError) Unwrap() error { return e.err }
 
 type updater struct {
-	fetcher Fetcher
-	work    string
-	n       int
-	res     *UpdateResult
+	// otherStrategy is set when a strategy other than resource-merge ran.
+	otherStrategy bool
+	fetcher       Fetcher
+	work          string
+	n             int
+	res           *UpdateResult
 }
 
 func (u *updater) tempDir(kind string) (string, error) {
@@ -212,6 +220,9 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	}
 	if err := checkStrategy(strategy); err != nil {
 		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, KptfileName), err)
+	}
+	if strategy != string(kptfilev1.ResourceMerge) {
+		u.otherStrategy = true
 	}
 
 	if strategy != string(kptfilev1.ResourceMerge) {
@@ -298,7 +309,10 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 		if err != nil {
 			return nil, err
 		}
-		return nil, t.Write(localPath)
+		if err := t.Write(localPath); err != nil {
+			return nil, err
+		}
+		return nil, addMergeCommentsToDirs(localPath)
 	case !originExists && localExists && !updatedExists:
 		return nil, nil // added locally
 	case originExists && !localExists:
