@@ -260,3 +260,119 @@ func BenchmarkUpdateVsKpt(b *testing.B) {
 		}
 	})
 }
+
+// kptComparePipeline is a 5-function pipeline both kpt (as exec: binaries
+// built from the catalog's Go modules) and kptbot (built-ins) can run.
+const kptComparePipeline = `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: bench
+pipeline:
+  mutators:
+    - %s
+      configMap:
+        namespace: bench
+    - %s
+      configPath: star.yaml
+    - %s
+      configPath: repl.yaml
+    - %s
+      configPath: star.yaml
+    - %s
+      configMap:
+        namespace: bench-final
+`
+
+const starConfig = `apiVersion: fn.kpt.dev/v1alpha1
+kind: StarlarkRun
+metadata:
+  name: tier
+  annotations:
+    config.kubernetes.io/local-config: "true"
+source: |
+  for r in ctx.resource_list["items"]:
+    r["metadata"].setdefault("labels", {})["tier"] = "gold"
+`
+
+const replConfig = `apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: repl
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+  - source:
+      kind: ConfigMap
+      name: cm-2
+      fieldPath: data.key
+    targets:
+      - select:
+          kind: ConfigMap
+        fieldPaths:
+          - data.copied
+        options:
+          create: true
+`
+
+// BenchmarkRenderVsKpt renders the same 1,000-resource package with the
+// same five catalog functions through kptbot's built-ins and through the
+// kpt CLI with exec: binaries; compare the two ns/op. Skipped cleanly when
+// kpt or the go tool (to build the binaries) is missing.
+func BenchmarkRenderVsKpt(b *testing.B) {
+	pkg := genPackage(1000, 1)
+	pkg["star.yaml"] = []byte(starConfig)
+	pkg["repl.yaml"] = []byte(replConfig)
+	img := func(name string) string { return "image: ghcr.io/kptdev/krm-functions-catalog/" + name }
+	withImages := pkg
+	withImages[KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
+		img("set-namespace:v0.4.5"), img("starlark:v0.5.5"), img("apply-replacements:v0.1.5"), img("starlark:v0.5.5"), img("set-namespace:v0.4.5")))
+	b.Run("kptbot", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "pkg")
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			os.RemoveAll(dir)
+			if err := withImages.Write(dir); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := Render(context.Background(), dir, RenderOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kpt", func(b *testing.B) {
+		kpt, err := exec.LookPath("kpt")
+		if err != nil {
+			b.Skip("kpt not installed")
+		}
+		bins := b.TempDir()
+		for _, f := range []string{"set-namespace", "starlark", "apply-replacements"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(bins, f), "github.com/kptdev/krm-functions-catalog/functions/go/"+f)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Skipf("building %s: %v\n%s", f, err, out)
+			}
+		}
+		ex := func(name string) string { return "exec: " + filepath.Join(bins, name) }
+		withExec := Tree{}
+		for p, c := range pkg {
+			withExec[p] = c
+		}
+		withExec[KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
+			ex("set-namespace"), ex("starlark"), ex("apply-replacements"), ex("starlark"), ex("set-namespace")))
+		dir := filepath.Join(b.TempDir(), "pkg")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			os.RemoveAll(dir)
+			if err := withExec.Write(dir); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			cmd := exec.Command(kpt, "fn", "render", dir, "--allow-exec")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("kpt fn render: %v\n%s", err, out)
+			}
+		}
+	})
+}

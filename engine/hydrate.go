@@ -333,14 +333,30 @@ func (h *hydrator) config(dir string, f kptfilev1.Function, input []*yaml.RNode)
 	return nil, nil
 }
 
+// toFrameworkResults converts the SDK's results to kpt's result type; the
+// two are field-for-field the same.
 func toFrameworkResults(rs sdk.Results) (framework.Results, error) {
-	b, err := yaml.Marshal(rs)
-	if err != nil {
-		return nil, err
+	out := make(framework.Results, 0, len(rs))
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		fr := &framework.Result{Message: r.Message, Severity: framework.Severity(r.Severity), Tags: r.Tags}
+		if r.ResourceRef != nil {
+			fr.ResourceRef = &yaml.ResourceIdentifier{
+				TypeMeta: yaml.TypeMeta{APIVersion: r.ResourceRef.APIVersion, Kind: r.ResourceRef.Kind},
+				NameMeta: yaml.NameMeta{Name: r.ResourceRef.Name, Namespace: r.ResourceRef.Namespace},
+			}
+		}
+		if r.Field != nil {
+			fr.Field = &framework.Field{Path: r.Field.Path, CurrentValue: r.Field.CurrentValue, ProposedValue: r.Field.ProposedValue}
+		}
+		if r.File != nil {
+			fr.File = &framework.File{Path: r.File.Path, Index: r.File.Index}
+		}
+		out = append(out, fr)
 	}
-	var out framework.Results
-	err = yaml.Unmarshal(b, &out)
-	return out, err
+	return out, nil
 }
 
 // changedOnly drops the resources of files whose resources all mean what
