@@ -41,10 +41,13 @@ type GetResult struct {
 
 // FetchedPackage is one package fetched from an upstream.
 type FetchedPackage struct {
-	Path     string // relative to the destination, "." for the root
-	Repo     string
-	Dir      string
-	Resolved fetch.Resolved
+	// Path is the package's path relative to the root package ("." for it).
+	Path string `json:"path"`
+	// Repo and Dir name the upstream.
+	Repo string `json:"repo"`
+	Dir  string `json:"dir"`
+	// Resolved is the ref and commit the version resolved to.
+	Resolved fetch.Resolved `json:"resolved"`
 }
 
 // Get creates a new package at dest from an upstream, as `kpt pkg get`:

@@ -161,9 +161,9 @@ func redact(u string) string {
 type Resolved struct {
 	// Ref is the ref that matched: a package tag such as "basens/v1", a
 	// branch or tag name, or the commit itself.
-	Ref string
+	Ref string `json:"ref"`
 	// Commit is the full commit SHA.
-	Commit string
+	Commit string `json:"commit"`
 }
 
 // Resolve resolves version for the package at dir the way kpt does: a tag

@@ -19,13 +19,13 @@ mkdir "$TMP/deploy" && cd "$TMP/deploy" && git init -q
 "$KPTBOT" pkg get "file://$TMP/blueprints.git/basens@v2" team-a
 git add -A && git commit -qm "get basens v2"
 
-step "A local edit: team-a needs 64G of memory and a label"
-sed -i 's/memory: 40G/memory: 64G/' team-a/resourcequota.yaml
+step "Local edits: a label, a pod quota, and 64G of memory"
+sed -i 's/memory: 40G/memory: 64G/; s/^  hard:$/  hard:\n    pods: "20"/' team-a/resourcequota.yaml
 sed -i 's/^  name: example$/  name: example\n  labels:\n    team: a/' team-a/namespace.yaml
 git commit -qam "team-a customizations"
 git show --stat --format='  %s' HEAD | sed 's/^/  /'
 
-step "kptbot pkg update team-a@v3   (upstream raised cpu and memory)"
+step "kptbot pkg update team-a@v3   (upstream raised cpu and memory: memory is a conflict, reported)"
 "$KPTBOT" pkg update team-a@v3
 git add -A && git commit -qm "update to v3"
 
@@ -50,5 +50,5 @@ YAML
 "$KPTBOT" fn render team-a
 cat team-a/resourcequota.yaml
 
-step "Done: the package is at basens/v4 with the local edits kept"
+step "Done: the package is at basens/v4; the label and pod quota were kept, the memory conflict was reported"
 grep -A3 'upstreamLock' team-a/Kptfile | sed 's/^/  /'
