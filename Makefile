@@ -20,7 +20,7 @@ test:
 # and a resource-merge update of a 1k-resource package. Also compares with the
 # kpt CLI when `kpt` is on PATH (skipped cleanly otherwise).
 bench:
-	go test -run '^$$' -bench . -benchmem -benchtime 5x ./engine/...
+	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./engine/...
 
 demo: build
 	@echo "make demo: the Porch lifecycle demo lands with the variants issue; running the engine walkthrough instead"
