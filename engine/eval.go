@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -70,15 +68,9 @@ func Eval(ctx context.Context, dir string, opts EvalOptions) (*RenderResult, err
 	}
 
 	const root = "/pkg"
-	fsys := filesys.MakeFsInMemory()
-	for _, p := range have.Paths() {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := fsys.MkdirAll(filepath.Dir(full)); err != nil {
-			return nil, err
-		}
-		if err := fsys.WriteFile(full, have[p]); err != nil {
-			return nil, err
-		}
+	fsys, err := have.memFS(root)
+	if err != nil {
+		return nil, err
 	}
 	rw := &kio.LocalPackageReadWriter{
 		PackagePath:        root,
@@ -95,19 +87,7 @@ func Eval(ctx context.Context, dir string, opts EvalOptions) (*RenderResult, err
 	if err != nil {
 		return nil, fmt.Errorf("function %s failed: %w", name, err)
 	}
-	out := Tree{}
-	err = fsys.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		b, err := fsys.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	out, err := readFS(fsys, root)
 	if err != nil {
 		return nil, err
 	}

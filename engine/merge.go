@@ -55,37 +55,8 @@ func resourceMerge(localPath, updatedPath, originPath string, isRoot bool) ([]Co
 // mergeOnePackage applies kpt's add/delete rules for one (sub)package and
 // merges it when it exists on all sides.
 func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool) ([]Conflict, error) {
-	localExists, updatedExists, originExists := exists(localPath), exists(updatedPath), exists(originPath)
-	switch {
-	case !originExists && localExists && updatedExists:
-		return nil, fmt.Errorf("subpackage %q added in both upstream and local", sub)
-	case !originExists && !localExists && updatedExists:
-		t, err := ReadTree(updatedPath)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.Write(localPath); err != nil {
-			return nil, err
-		}
-		return nil, addMergeCommentsToDirs(localPath)
-	case !originExists && localExists && !updatedExists:
-		return nil, nil
-	case originExists && !localExists && !updatedExists:
-		return nil, nil
-	case originExists && !localExists && updatedExists:
-		return nil, nil
-	case originExists && localExists && !updatedExists:
-		if err := addMergeCommentsToDirs(originPath); err != nil {
-			return nil, err
-		}
-		d, err := copyutil.Diff(originPath, localPath)
-		if err != nil {
-			return nil, err
-		}
-		if d.Len() == 0 {
-			return nil, os.RemoveAll(localPath)
-		}
-		return nil, nil
+	if done, err := applyPresence(sub, localPath, updatedPath, originPath, exists(localPath), exists(updatedPath), exists(originPath)); done || err != nil {
+		return nil, err
 	}
 	if err := kptfileutil.UpdateKptfile(localPath, updatedPath, originPath, !isRoot); err != nil {
 		return nil, fmt.Errorf("merging Kptfile: %w", err)

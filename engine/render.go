@@ -15,7 +15,6 @@ import (
 	"github.com/kptdev/kpt/pkg/fn"
 	"github.com/kptdev/kpt/pkg/lib/kptops"
 	"github.com/kptdev/kpt/pkg/lib/runneroptions"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -54,21 +53,15 @@ type RenderResult struct {
 }
 
 // RenderTree hydrates a package held in memory: subpackages first, then
-// the package's mutators and validators, exactly as `kpt fn render` (it is
-// kpt's own renderer, fed by kptbot's function runtimes). The input tree is
-// not modified. On success the root Kptfile carries a Rendered=True
-// condition.
+// the package's mutators and validators, exactly as `kpt fn render`. A
+// pipeline of built-ins runs in kptbot's in-process hydrator (see hydrator);
+// anything else runs in kpt's own renderer, fed by kptbot's function
+// runtimes. The input tree is not modified.
 func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult, error) {
 	const root = "/pkg"
-	fsys := filesys.MakeFsInMemory()
-	for _, p := range in.Paths() {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := fsys.MkdirAll(filepath.Dir(full)); err != nil {
-			return nil, err
-		}
-		if err := fsys.WriteFile(full, in[p]); err != nil {
-			return nil, err
-		}
+	fsys, err := in.memFS(root)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := in[KptfileName]; !ok {
 		return nil, fmt.Errorf("rendering: no Kptfile at the package root: not a kpt package")
@@ -77,7 +70,6 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 		return nil, err
 	}
 	var results *fnresult.ResultList
-	var err error
 	fast := false
 	if !opts.kptOnly {
 		results, fast, err = fastRender(ctx, fsys, root, in, opts)
@@ -104,19 +96,7 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 		}
 		return &RenderResult{Results: results}, &RenderError{Err: cleanRenderError(err, root), Results: results}
 	}
-	out := Tree{}
-	err = fsys.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		b, err := fsys.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = b
-		return nil
-	})
+	out, err := readFS(fsys, root)
 	if err != nil {
 		return nil, fmt.Errorf("reading rendered package: %w", err)
 	}

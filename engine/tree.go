@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // Tree is a package's files keyed by slash-separated path relative to the
@@ -153,4 +155,38 @@ func syncDir(dir string, have, want Tree) error {
 		}
 	}
 	return nil
+}
+
+// memFS loads t into a new in-memory file system under root, where kpt's
+// renderer and kyaml's package readers work without touching the disk.
+func (t Tree) memFS(root string) (filesys.FileSystem, error) {
+	fsys := filesys.MakeFsInMemory()
+	for _, p := range t.Paths() {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := fsys.MkdirAll(filepath.Dir(full)); err != nil {
+			return nil, err
+		}
+		if err := fsys.WriteFile(full, t[p]); err != nil {
+			return nil, err
+		}
+	}
+	return fsys, nil
+}
+
+// readFS reads the files under root of fsys back into a Tree.
+func readFS(fsys filesys.FileSystem, root string) (Tree, error) {
+	out := Tree{}
+	err := fsys.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	return out, err
 }

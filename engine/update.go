@@ -149,6 +149,45 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	return u.res, nil
 }
 
+// applyPresence applies kpt's rules for a (sub)package that is missing
+// on some side: added upstream (copied in), added locally or deleted
+// locally (left alone), deleted upstream (removed unless changed locally),
+// added on both sides (an error). done is false when the package exists on
+// all three sides and must be merged.
+func applyPresence(sub, localPath, updatedPath, originPath string, localExists, updatedExists, originExists bool) (done bool, err error) {
+	switch {
+	case originExists && localExists && updatedExists:
+		return false, nil
+	case !originExists && localExists && updatedExists:
+		return true, fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
+	case !originExists && !localExists && updatedExists:
+		t, err := ReadTree(updatedPath)
+		if err != nil {
+			return true, err
+		}
+		if err := t.Write(localPath); err != nil {
+			return true, err
+		}
+		return true, addMergeCommentsToDirs(localPath)
+	case originExists && localExists && !updatedExists:
+		// Deleted upstream: removed only if unchanged locally (compared with
+		// merge comments on both sides, as kpt compares them).
+		if err := addMergeCommentsToDirs(originPath); err != nil {
+			return true, err
+		}
+		d, err := copyutil.Diff(originPath, localPath)
+		if err != nil {
+			return true, err
+		}
+		if d.Len() == 0 {
+			return true, os.RemoveAll(localPath)
+		}
+		return true, nil
+	default:
+		return true, nil // added or deleted locally: left as it is
+	}
+}
+
 // rewritePaths replaces the path from with to in err's message.
 func rewritePaths(err error, from, to string) error {
 	msg := err.Error()
@@ -299,36 +338,8 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 	if !isRoot {
 		updatedExists, originExists = isPackageDir(updatedPath), isPackageDir(originPath)
 	}
-	switch {
-	case !originExists && !localExists && !updatedExists:
-		return nil, nil
-	case !originExists && localExists && updatedExists:
-		return nil, fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
-	case !originExists && !localExists && updatedExists:
-		t, err := ReadTree(updatedPath)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.Write(localPath); err != nil {
-			return nil, err
-		}
-		return nil, addMergeCommentsToDirs(localPath)
-	case !originExists && localExists && !updatedExists:
-		return nil, nil // added locally
-	case originExists && !localExists:
-		return nil, nil // deleted locally (and maybe upstream): stays deleted
-	case originExists && localExists && !updatedExists:
-		if err := addMergeCommentsToDirs(originPath); err != nil {
-			return nil, err
-		}
-		d, err := copyutil.Diff(originPath, localPath)
-		if err != nil {
-			return nil, err
-		}
-		if d.Len() == 0 {
-			return nil, os.RemoveAll(localPath)
-		}
-		return nil, nil // deleted upstream but changed locally: kept
+	if done, err := applyPresence(sub, localPath, updatedPath, originPath, localExists, updatedExists, originExists); done || err != nil {
+		return nil, err
 	}
 	opts := updatetypes.Options{
 		RelPackagePath: sub,
