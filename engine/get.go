@@ -253,8 +253,9 @@ func addMergeComments(dir string) error {
 // PackageContextFile is the file `--for-deployment` generates.
 const PackageContextFile = "package-context.yaml"
 
-func writePackageContext(dir, name string) error {
-	content := fmt.Sprintf(`apiVersion: v1
+// packageContext is kpt's package-context.yaml for a package called name.
+func packageContext(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: kptfile.kpt.dev
@@ -263,7 +264,10 @@ metadata:
 data:
   name: %s
 `, yamlScalar(name))
-	return os.WriteFile(filepath.Join(dir, PackageContextFile), []byte(content), 0o644)
+}
+
+func writePackageContext(dir, name string) error {
+	return os.WriteFile(filepath.Join(dir, PackageContextFile), []byte(packageContext(name)), 0o644)
 }
 
 // yamlScalar quotes s if YAML would not read it back as the same string.

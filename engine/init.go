@@ -44,7 +44,7 @@ func Init(dir string, opts InitOptions) ([]string, error) {
 	readme := fmt.Sprintf(readmeTemplate, name, opts.Description, name, name)
 	for file, content := range map[string]string{
 		"README.md":        readme,
-		PackageContextFile: packageContextTemplate,
+		PackageContextFile: packageContext("example"), // kpt init writes the template value
 	} {
 		p := filepath.Join(dir, file)
 		if _, err := os.Stat(p); err == nil {
@@ -58,15 +58,6 @@ func Init(dir string, opts InitOptions) ([]string, error) {
 	return created, nil
 }
 
-const packageContextTemplate = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kptfile.kpt.dev
-  annotations:
-    config.kubernetes.io/local-config: "true"
-data:
-  name: example
-`
 
 const readmeTemplate = "# %s\n\n## Description\n%s\n\n## Usage\n\n### Fetch the package\n" +
 	"`kptbot pkg get REPO_URI[.git]/PKG_PATH[@VERSION] %s`\n\n" +
