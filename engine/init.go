@@ -58,7 +58,6 @@ func Init(dir string, opts InitOptions) ([]string, error) {
 	return created, nil
 }
 
-
 const readmeTemplate = "# %s\n\n## Description\n%s\n\n## Usage\n\n### Fetch the package\n" +
 	"`kptbot pkg get REPO_URI[.git]/PKG_PATH[@VERSION] %s`\n\n" +
 	"### Render the package\n`kptbot fn render %s`\n"
