@@ -211,38 +211,8 @@ func mergeKey(n *yaml.RNode) (string, error) {
 }
 
 func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, error) {
-	var tuples []*mergeTuple
-	index := map[string]*mergeTuple{}
-	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
-		nodes, err := readPackageResources(dir, source)
-		if err != nil {
-			return err
-		}
-		for _, n := range nodes {
-			key, err := mergeKey(n)
-			if err != nil {
-				return fmt.Errorf("%s: %w", dir, err)
-			}
-			t, ok := index[key]
-			if !ok {
-				t = &mergeTuple{}
-				index[key] = t
-				tuples = append(tuples, t)
-			}
-			if !set(t, n) {
-				path := n.GetAnnotations()[kioutil.PathAnnotation]
-				return fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, source, path)
-			}
-		}
-		return nil
-	}
-	if err := add(originPath, "original", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.original == nil; t.original = n; return ok }); err != nil {
-		return nil, err
-	}
-	if err := add(updatedPath, "updated", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.updated == nil; t.updated = n; return ok }); err != nil {
-		return nil, err
-	}
-	if err := add(localPath, "dest", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.dest == nil; t.dest = n; return ok }); err != nil {
+	tuples, err := collectTuples(localPath, updatedPath, originPath)
+	if err != nil {
 		return nil, err
 	}
 	localFiles := map[string]bool{}
@@ -301,6 +271,47 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 		}
 	}
 	return conflicts, writeMerged(localPath, localFiles, unchangedFiles(seed, destPrints, out), out)
+}
+
+// collectTuples reads the three versions of a package's resources and
+// matches them by kpt's merge key, in kpt's order: originals first, then
+// what upstream added, then what the local package added.
+func collectTuples(localPath, updatedPath, originPath string) ([]*mergeTuple, error) {
+	var tuples []*mergeTuple
+	index := map[string]*mergeTuple{}
+	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
+		nodes, err := readPackageResources(dir, source)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			key, err := mergeKey(n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", dir, err)
+			}
+			t, ok := index[key]
+			if !ok {
+				t = &mergeTuple{}
+				index[key] = t
+				tuples = append(tuples, t)
+			}
+			if !set(t, n) {
+				path := n.GetAnnotations()[kioutil.PathAnnotation]
+				return fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, source, path)
+			}
+		}
+		return nil
+	}
+	if err := add(originPath, "original", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.original == nil; t.original = n; return ok }); err != nil {
+		return nil, err
+	}
+	if err := add(updatedPath, "updated", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.updated == nil; t.updated = n; return ok }); err != nil {
+		return nil, err
+	}
+	if err := add(localPath, "dest", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.dest == nil; t.dest = n; return ok }); err != nil {
+		return nil, err
+	}
+	return tuples, nil
 }
 
 // writeMerged writes the merged resources into the package as kpt's

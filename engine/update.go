@@ -82,51 +82,8 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 		return nil, err
 	}
 
-	// Packages with an upstream of their own are updated from it in turn,
-	// as kpt does for remote subpackages.
-	stack := []string{"."}
-	for len(stack) > 0 {
-		rel := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := u.updateRoot(ctx, local, rel); err != nil {
-			// Errors from kpt's updaters name the working copy; show the
-			// user's directory instead.
-			err = rewritePaths(err, local, dir)
-			if rel == "." {
-				return nil, fmt.Errorf("updating %s: %w", dir, err)
-			}
-			return nil, fmt.Errorf("updating %s (subpackage %s): %w", dir, rel, err)
-		}
-		subs, err := directSubpackages(filepath.Join(local, rel))
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range subs {
-			subDir := filepath.Join(local, rel, s)
-			skf, err := ReadKptfile(subDir)
-			if err != nil {
-				return nil, err
-			}
-			if skf.Upstream == nil || skf.Upstream.Git == nil {
-				continue
-			}
-			if skf.Upstream.Git.Repo == kf.Upstream.Git.Repo && skf.Upstream.Git.Ref == originalRef &&
-				strings.HasPrefix(path.Clean(skf.Upstream.Git.Directory), path.Clean(kf.Upstream.Git.Directory)) {
-				if opts.Version != "" {
-					skf.Upstream.Git.Ref = opts.Version
-				}
-				if opts.Strategy != "" {
-					skf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
-				}
-				if err := WriteKptfile(subDir, skf); err != nil {
-					return nil, err
-				}
-			}
-			stack = append(stack, path.Join(rel, s))
-		}
+	if err := u.updateTree(ctx, local, dir, kf, originalRef, opts); err != nil {
+		return nil, err
 	}
 	// kpt finishes with merge comments on every resource. resource-merge
 	// adds them to what it writes and to packages it copies in; other
@@ -186,6 +143,58 @@ func applyPresence(sub, localPath, updatedPath, originPath string, localExists, 
 	default:
 		return true, nil // added or deleted locally: left as it is
 	}
+}
+
+// updateTree updates the root package at local and then, in turn, every
+// package inside it with an upstream of their own, as kpt does for remote
+// subpackages. Subpackages that followed the root's old ref follow the new
+// one. dir is the user's directory, for messages.
+func (u *updater) updateTree(ctx context.Context, local, dir string, kf *kptfilev1.KptFile, originalRef string, opts UpdateOptions) error {
+	stack := []string{"."}
+	for len(stack) > 0 {
+		rel := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := u.updateRoot(ctx, local, rel); err != nil {
+			// Errors from kpt's updaters name the working copy; show the
+			// user's directory instead.
+			err = rewritePaths(err, local, dir)
+			if rel == "." {
+				return fmt.Errorf("updating %s: %w", dir, err)
+			}
+			return fmt.Errorf("updating %s (subpackage %s): %w", dir, rel, err)
+		}
+		subs, err := directSubpackages(filepath.Join(local, rel))
+		if err != nil {
+			return err
+		}
+		for _, s := range subs {
+			subDir := filepath.Join(local, rel, s)
+			skf, err := ReadKptfile(subDir)
+			if err != nil {
+				return err
+			}
+			if skf.Upstream == nil || skf.Upstream.Git == nil {
+				continue
+			}
+			if skf.Upstream.Git.Repo == kf.Upstream.Git.Repo && skf.Upstream.Git.Ref == originalRef &&
+				strings.HasPrefix(path.Clean(skf.Upstream.Git.Directory), path.Clean(kf.Upstream.Git.Directory)) {
+				if opts.Version != "" {
+					skf.Upstream.Git.Ref = opts.Version
+				}
+				if opts.Strategy != "" {
+					skf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
+				}
+				if err := WriteKptfile(subDir, skf); err != nil {
+					return err
+				}
+			}
+			stack = append(stack, path.Join(rel, s))
+		}
+	}
+	return nil
 }
 
 // rewritePaths replaces the path from with to in err's message.
