@@ -40,7 +40,7 @@ var matchAllKRM = append([]string{KptfileName}, kio.MatchAll...)
 // package that generated them, paths made relative to the root, files left
 // without resources pruned. TestFastRenderMatchesKpt holds it to kpt's
 // output byte for byte. Pipelines it does not cover (non-built-in
-// functions, selectors, BFS order) go to kpt's renderer.
+// functions, BFS order) go to kpt's renderer.
 type hydrator struct {
 	fsys    filesys.FileSystem
 	root    string
@@ -98,7 +98,7 @@ func (h *hydrator) qualify(in Tree) (map[string]*kptfilev1.KptFile, bool) {
 		}
 		if kf.Pipeline != nil {
 			for _, f := range append(append([]kptfilev1.Function{}, kf.Pipeline.Mutators...), kf.Pipeline.Validators...) {
-				if f.Exec != "" || len(f.Selectors) > 0 || len(f.Exclusions) > 0 {
+				if f.Exec != "" {
 					return nil, false
 				}
 				image := h.resolve(f.Image)
@@ -199,11 +199,7 @@ func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kpt
 		}
 	}
 	for _, f := range kf.Pipeline.Validators {
-		clone := make([]*yaml.RNode, len(input))
-		for i, n := range input {
-			clone[i] = n.Copy()
-		}
-		if _, err := h.run(dir, f, clone, false); err != nil {
+		if _, err := h.run(dir, f, input, false); err != nil {
 			return nil, fmt.Errorf("pipeline.run: %w", err)
 		}
 	}
@@ -257,11 +253,29 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 	if err := areKRM(input); err != nil {
 		return nil, fmt.Errorf("input resource list must contain only KRM resources: %s", err.Error())
 	}
-	config, err := h.config(dir, f, input)
+	// Mutators take their configPath resource from the pipeline's input;
+	// validators read it from the package, as kpt's runners do.
+	configSource := input
+	if !mutator {
+		configSource = nil
+	}
+	config, err := h.config(dir, f, configSource)
 	if err != nil {
 		return nil, err
 	}
-	output, results, runErr := b.Process(input, config)
+	selecting := len(f.Selectors) > 0 || len(f.Exclusions) > 0
+	if selecting && mutator {
+		setResourceIDs(input)
+	}
+	selected := selectInput(input, f.Selectors, f.Exclusions)
+	if !mutator {
+		clone := make([]*yaml.RNode, len(selected))
+		for i, n := range selected {
+			clone[i] = n.Copy()
+		}
+		selected = clone
+	}
+	output, results, runErr := b.Process(selected, config)
 	res := fnresult.Result{Image: image}
 	if len(results) > 0 {
 		if items, err := toFrameworkResults(results); err == nil {
@@ -274,9 +288,6 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 		return nil, runErr
 	}
 	h.results.Items = append(h.results.Items, res)
-	if !mutator {
-		return input, nil
-	}
 	for _, n := range output {
 		if annotation(n, pkgPathAnnotation) == "" {
 			if err := n.PipeE(yaml.SetAnnotation(pkgPathAnnotation, h.abs(dir))); err != nil {
@@ -284,10 +295,142 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 			}
 		}
 	}
+	if err := enforcePathInvariants(output); err != nil {
+		return nil, err
+	}
 	if err := areKRM(output); err != nil {
 		return nil, fmt.Errorf("output resource list must contain only KRM resources: %s", err.Error())
 	}
+	if !mutator {
+		return input, nil
+	}
+	if selecting {
+		output = mergeWithInput(output, selected, input)
+		for _, n := range output {
+			_ = n.PipeE(yaml.ClearAnnotation(resourceIDAnnotation))
+		}
+	}
 	return output, nil
+}
+
+// enforcePathInvariants is kpt's check that a function's output has no two
+// resources at the same file and index of a package (a resource selected
+// twice, or a function that duplicated one) and nothing outside the package.
+func enforcePathInvariants(nodes []*yaml.RNode) error {
+	seen := map[[3]string]bool{}
+	for _, n := range nodes {
+		p := path.Clean(filepath.ToSlash(filePath(n)))
+		if strings.HasPrefix(p, "../") {
+			return fmt.Errorf("function must not modify resources outside of package: resource has path %s", filePath(n))
+		}
+		idx := annotation(n, kioutil.IndexAnnotation)
+		if idx == "" {
+			idx = annotation(n, kioutil.LegacyIndexAnnotation) //nolint:staticcheck // kyaml still reads it
+		}
+		key := [3]string{annotation(n, pkgPathAnnotation), p, idx}
+		if seen[key] {
+			return fmt.Errorf("resource at path %q and index %q already exists", p, idx)
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// resourceIDAnnotation is kpt's temporary identity for resources while a
+// function runs on a selection of them.
+const resourceIDAnnotation = "internal.config.k8s.io/kpt-resource-id"
+
+func setResourceIDs(input []*yaml.RNode) {
+	for i, n := range input {
+		_ = n.PipeE(yaml.SetAnnotation(resourceIDAnnotation, strconv.Itoa(i)))
+	}
+}
+
+// selectInput is kpt's selection: resources matching any selector (once
+// per matching selector, as kpt does) and no exclusion.
+func selectInput(input []*yaml.RNode, selectors, exclusions []kptfilev1.Selector) []*yaml.RNode {
+	selected := input
+	if len(selectors) > 0 {
+		selected = nil
+		for _, n := range input {
+			for _, s := range selectors {
+				if selectorMatches(n, s) {
+					selected = append(selected, n)
+				}
+			}
+		}
+	}
+	if len(exclusions) == 0 {
+		return selected
+	}
+	var out []*yaml.RNode
+	for _, n := range selected {
+		excluded := false
+		for _, e := range exclusions {
+			if !e.IsEmpty() && selectorMatches(n, e) {
+				excluded = true
+				break
+			}
+		}
+		if !excluded {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func selectorMatches(n *yaml.RNode, s kptfilev1.Selector) bool {
+	if (s.Name != "" && s.Name != n.GetName()) || (s.Namespace != "" && s.Namespace != n.GetNamespace()) ||
+		(s.Kind != "" && s.Kind != n.GetKind()) || (s.APIVersion != "" && s.APIVersion != n.GetApiVersion()) {
+		return false
+	}
+	labels, annos := n.GetLabels(), n.GetAnnotations()
+	for k, v := range s.Labels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for k, v := range s.Annotations {
+		if got, ok := annos[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeWithInput is kpt's MergeWithInput: unselected resources stay where
+// they were, selected ones are replaced by the function's version (or
+// dropped if it deleted them), and resources the function created follow.
+func mergeWithInput(output, selected, input []*yaml.RNode) []*yaml.RNode {
+	id := func(n *yaml.RNode) string { return annotation(n, resourceIDAnnotation) }
+	inSelected, outByID := map[string]bool{}, map[string]*yaml.RNode{}
+	for _, n := range selected {
+		inSelected[id(n)] = true
+	}
+	for _, n := range output {
+		if k := id(n); k != "" {
+			if _, dup := outByID[k]; !dup {
+				outByID[k] = n
+			}
+		}
+	}
+	var result []*yaml.RNode
+	for _, n := range input {
+		k := id(n)
+		if !inSelected[k] {
+			result = append(result, n)
+			continue
+		}
+		if o, ok := outByID[k]; ok {
+			result = append(result, o)
+		}
+	}
+	for _, n := range output {
+		if id(n) == "" {
+			result = append(result, n)
+		}
+	}
+	return result
 }
 
 // config builds the functionConfig: the package's own resource at
