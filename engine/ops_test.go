@@ -198,3 +198,30 @@ func TestDiffTypes(t *testing.T) {
 		t.Error("unknown diff type accepted")
 	}
 }
+
+// TestRenderKeepsUntouchedBytes: files no function changed keep their
+// exact bytes; changed files are written as kpt writes them.
+func TestRenderKeepsUntouchedBytes(t *testing.T) {
+	t.Parallel()
+	odd := "# a comment kpt would keep but re-space\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other   # spaced\n  namespace: apps\ndata: {\"k\": \"v\"}\n"
+	in := Tree{
+		KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        tier: web\n      selectors:\n        - kind: Deployment\n"),
+		"deploy.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"),
+		"other.yaml":  []byte(odd),
+	}
+	for _, kptOnly := range []bool{false, true} {
+		res, err := RenderTree(context.Background(), in, RenderOptions{kptOnly: kptOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(res.Tree["other.yaml"]); got != odd {
+			t.Errorf("kptOnly=%v: other.yaml changed:\n%s", kptOnly, got)
+		}
+		if !strings.Contains(string(res.Tree["deploy.yaml"]), "tier: web") {
+			t.Errorf("kptOnly=%v: deploy.yaml not rendered:\n%s", kptOnly, res.Tree["deploy.yaml"])
+		}
+		if len(res.Modified) != 1 || res.Modified[0] != "deploy.yaml" {
+			t.Errorf("kptOnly=%v: modified %v, want [deploy.yaml]", kptOnly, res.Modified)
+		}
+	}
+}

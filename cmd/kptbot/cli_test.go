@@ -14,13 +14,13 @@ import (
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
+// kptbot runs the CLI in-process. Tests pass absolute paths, so they can
+// run in parallel without changing the working directory; dir only
+// documents where a user would run the command.
 func kptbot(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	_ = dir
 	var out, errb bytes.Buffer
-	wd, _ := os.Getwd()
-	// Commands resolve relative paths against the working directory; the
-	// tests pass absolute paths so they can run in parallel.
-	_ = wd
 	code := run(context.Background(), args, &out, &errb)
 	return out.String(), errb.String(), code
 }
@@ -188,5 +188,41 @@ func TestInitAndList(t *testing.T) {
 		if code != 0 || !strings.Contains(out, f) {
 			t.Errorf("fn list lacks %s:\n%s", f, out)
 		}
+	}
+}
+
+func TestRenderOutputFlags(t *testing.T) {
+	t.Parallel()
+	pkg := filepath.Join(t.TempDir(), "app")
+	gitfixture.WriteFiles(t, pkg, map[string]string{
+		"Kptfile":     "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n",
+		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+	})
+	before, _ := engine.ReadTree(pkg)
+	results := t.TempDir()
+	out, stderr, code := kptbot(t, "", "fn", "render", pkg, "-o", "stdout", "--results-dir", results)
+	if code != 0 {
+		t.Fatalf("render -o stdout: %s", stderr)
+	}
+	if !strings.Contains(out, "kind: ResourceList") || !strings.Contains(out, "namespace: prod") {
+		t.Errorf("-o stdout:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(results, "results.yaml")); err != nil || !strings.Contains(string(b), "set-namespace") {
+		t.Errorf("results.yaml: %s %v", b, err)
+	}
+	after, _ := engine.ReadTree(pkg)
+	if a, r, m := before.Changes(after); len(a)+len(r)+len(m) > 0 {
+		t.Errorf("-o stdout changed the package: %v %v %v", a, r, m)
+	}
+	dest := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := kptbot(t, "", "fn", "render", pkg, "-o", dest); code != 0 {
+		t.Fatalf("render -o DIR: %s", stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "deploy.yaml")); !strings.Contains(string(b), "namespace: prod") {
+		t.Errorf("-o DIR deploy.yaml:\n%s", b)
+	}
+	out, _, code = kptbot(t, "", "fn", "render", pkg, "-o", "unwrap")
+	if code != 0 || strings.Contains(out, "ResourceList") || !strings.Contains(out, "namespace: prod") {
+		t.Errorf("-o unwrap:\n%s", out)
 	}
 }
