@@ -15,11 +15,9 @@ import (
 )
 
 // kptbot runs the CLI in-process. Tests pass absolute paths, so they can
-// run in parallel without changing the working directory; dir only
-// documents where a user would run the command.
-func kptbot(t *testing.T, dir string, args ...string) (string, string, int) {
+// run in parallel without changing the working directory.
+func kptbot(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	_ = dir
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb)
 	return out.String(), errb.String(), code
@@ -35,7 +33,7 @@ func TestQuickstart(t *testing.T) {
 	gitfixture.Git(t, ws, "init", "-q")
 	pkg := filepath.Join(ws, "team-a")
 
-	out, stderr, code := kptbot(t, ws, "pkg", "get", "file://"+bare+"/basens@v2", pkg)
+	out, stderr, code := kptbot(t, "pkg", "get", "file://"+bare+"/basens@v2", pkg)
 	if code != 0 {
 		t.Fatalf("pkg get: exit %d\n%s%s", code, out, stderr)
 	}
@@ -53,13 +51,13 @@ func TestQuickstart(t *testing.T) {
 	if err := os.WriteFile(rq, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code = kptbot(t, ws, "pkg", "update", pkg+"@v4")
+	_, stderr, code = kptbot(t, "pkg", "update", pkg+"@v4")
 	if code == 0 || !strings.Contains(stderr, "uncommitted changes") || !strings.Contains(stderr, "team-a/resourcequota.yaml") {
 		t.Fatalf("update of a dirty package: exit %d, stderr %q", code, stderr)
 	}
 	gitfixture.Git(t, ws, "commit", "-q", "-am", "edit")
 
-	out, stderr, code = kptbot(t, ws, "pkg", "update", pkg+"@v4", "-o", "json")
+	out, stderr, code = kptbot(t, "pkg", "update", pkg+"@v4", "-o", "json")
 	if code != 0 {
 		t.Fatalf("pkg update: exit %d\n%s%s", code, out, stderr)
 	}
@@ -83,7 +81,7 @@ func TestQuickstart(t *testing.T) {
 	}
 	gitfixture.Git(t, ws, "commit", "-q", "-am", "update")
 
-	out, _, code = kptbot(t, ws, "pkg", "diff", pkg)
+	out, _, code = kptbot(t, "pkg", "diff", pkg)
 	if code != 0 || !strings.Contains(out, `+    pods: "20"`) || !strings.Contains(out, "--- upstream/resourcequota.yaml") {
 		t.Errorf("pkg diff: exit %d\n%s", code, out)
 	}
@@ -94,7 +92,7 @@ func TestQuickstart(t *testing.T) {
 	if err := os.WriteFile(kptfile, append(b, pipeline...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code = kptbot(t, ws, "fn", "render", pkg)
+	out, stderr, code = kptbot(t, "fn", "render", pkg)
 	if code != 0 {
 		t.Fatalf("fn render: exit %d\n%s%s", code, out, stderr)
 	}
@@ -118,7 +116,7 @@ func TestGetMatchesKpt(t *testing.T) {
 		os.MkdirAll(filepath.Dir(ours), 0o755)
 		os.MkdirAll(filepath.Dir(theirs), 0o755)
 		ref := "file://" + bare + "/basens@" + v
-		if _, stderr, code := kptbot(t, ws, "pkg", "get", ref, ours, "--for-deployment"); code != 0 {
+		if _, stderr, code := kptbot(t, "pkg", "get", ref, ours, "--for-deployment"); code != 0 {
 			t.Fatalf("kptbot pkg get: %s", stderr)
 		}
 		cmd := exec.Command(kpt, "pkg", "get", ref, theirs, "--for-deployment")
@@ -157,7 +155,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stderr, code := kptbot(t, ws, tc.args...)
+			_, stderr, code := kptbot(t, tc.args...)
 			if code == 0 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("kptbot %v: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
 			}
@@ -173,17 +171,17 @@ func TestErrors(t *testing.T) {
 func TestInitAndList(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "blueprint")
-	if _, stderr, code := kptbot(t, "", "pkg", "init", dir, "--description", "d", "--keywords", "a,b"); code != 0 {
+	if _, stderr, code := kptbot(t, "pkg", "init", dir, "--description", "d", "--keywords", "a,b"); code != 0 {
 		t.Fatal(stderr)
 	}
 	kf, err := engine.ReadKptfile(dir)
 	if err != nil || kf.Name != "blueprint" || kf.Info.Description != "d" || len(kf.Info.Keywords) != 2 {
 		t.Fatalf("init Kptfile = %+v, %v", kf, err)
 	}
-	if _, stderr, code := kptbot(t, "", "pkg", "init", dir); code == 0 || !strings.Contains(stderr, "already") {
+	if _, stderr, code := kptbot(t, "pkg", "init", dir); code == 0 || !strings.Contains(stderr, "already") {
 		t.Errorf("second init: exit %d %s", code, stderr)
 	}
-	out, _, code := kptbot(t, "", "fn", "list")
+	out, _, code := kptbot(t, "fn", "list")
 	for _, f := range []string{"set-namespace", "apply-setters", "starlark", "apply-replacements", "set-labels", "set-annotations", "search-replace", "set-image", "ensure-name-substring", "upsert-resource"} {
 		if code != 0 || !strings.Contains(out, f) {
 			t.Errorf("fn list lacks %s:\n%s", f, out)
@@ -200,7 +198,7 @@ func TestRenderOutputFlags(t *testing.T) {
 	})
 	before, _ := engine.ReadTree(pkg)
 	results := t.TempDir()
-	out, stderr, code := kptbot(t, "", "fn", "render", pkg, "-o", "stdout", "--results-dir", results)
+	out, stderr, code := kptbot(t, "fn", "render", pkg, "-o", "stdout", "--results-dir", results)
 	if code != 0 {
 		t.Fatalf("render -o stdout: %s", stderr)
 	}
@@ -215,13 +213,13 @@ func TestRenderOutputFlags(t *testing.T) {
 		t.Errorf("-o stdout changed the package: %v %v %v", a, r, m)
 	}
 	dest := filepath.Join(t.TempDir(), "out")
-	if _, stderr, code := kptbot(t, "", "fn", "render", pkg, "-o", dest); code != 0 {
+	if _, stderr, code := kptbot(t, "fn", "render", pkg, "-o", dest); code != 0 {
 		t.Fatalf("render -o DIR: %s", stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "deploy.yaml")); !strings.Contains(string(b), "namespace: prod") {
 		t.Errorf("-o DIR deploy.yaml:\n%s", b)
 	}
-	out, _, code = kptbot(t, "", "fn", "render", pkg, "-o", "unwrap")
+	out, _, code = kptbot(t, "fn", "render", pkg, "-o", "unwrap")
 	if code != 0 || strings.Contains(out, "ResourceList") || !strings.Contains(out, "namespace: prod") {
 		t.Errorf("-o unwrap:\n%s", out)
 	}
