@@ -224,3 +224,30 @@ func TestRenderOutputFlags(t *testing.T) {
 		t.Errorf("-o unwrap:\n%s", out)
 	}
 }
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	gitfixture.WriteFiles(t, dir, map[string]string{
+		"good.yaml": "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: v}\nspec: {upstream: {repo: org/bp, package: basens}, downstream: {package: ns}}\n",
+		"bad.yaml":  "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: v}\nspec: {upstream: {repo: org/bp}, downstream: {package: ns}, deletionPolicy: keep}\n",
+	})
+	out, stderr, code := kptbot(t, "config", "validate", good)
+	if code != 0 || !strings.Contains(out, "valid: 0 Repository, 1 PackageVariant(s)") {
+		t.Errorf("validate good: exit %d %s %s", code, out, stderr)
+	}
+	_, stderr, code = kptbot(t, "config", "validate", bad)
+	if code != 1 || !strings.Contains(stderr, "spec.upstream.package: is required") || !strings.Contains(stderr, `spec.deletionPolicy: "keep": expected one of delete, orphan`) {
+		t.Errorf("validate bad: exit %d %s", code, stderr)
+	}
+	out, _, code = kptbot(t, "config", "validate", bad, "-o", "json")
+	if code != 1 || !strings.Contains(out, `"field": "spec.deletionPolicy"`) {
+		t.Errorf("validate -o json: exit %d %s", code, out)
+	}
+	out, _, code = kptbot(t, "config", "schema")
+	if code != 0 || !strings.Contains(out, `"const": "PackageVariantSet"`) {
+		t.Errorf("schema: exit %d", code)
+	}
+}
