@@ -63,7 +63,7 @@ func TestExpandTemplate(t *testing.T) {
 						RemoveKeyExprs: []string{"'old-' + repoDefault"},
 					},
 					Injectors: []InjectionSelectorTemplate{{Kind: "ConfigMap", NameExpr: "repoDefault + '-endpoints'"}},
-					Pipeline: &PipelineTemplate{Mutators: []FunctionTemplate{{ConfigMapExprs: []MapExpr{{Key: "namespace", ValueExpr: "upstream.name"}}}}},
+					Pipeline:  &PipelineTemplate{Mutators: []FunctionTemplate{{ConfigMapExprs: []MapExpr{{Key: "namespace", ValueExpr: "upstream.name"}}}}},
 				},
 			}},
 		},
