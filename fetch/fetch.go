@@ -325,3 +325,45 @@ func short(commit string) string {
 	}
 	return commit
 }
+
+// GitRef is a branch or tag and the commit it points at (tags peeled).
+type GitRef struct {
+	Name   string // full name, e.g. refs/tags/basens/v1
+	Commit string
+}
+
+// Refs lists the repository's branches and tags.
+func (r *Repo) Refs() ([]GitRef, error) {
+	it, err := r.repo.References()
+	if err != nil {
+		return nil, fmt.Errorf("listing refs of %s: %w", redact(r.URL), err)
+	}
+	var out []GitRef
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name()
+		if !name.IsBranch() && !name.IsTag() {
+			return nil
+		}
+		if ref.Type() != plumbing.HashReference {
+			return nil
+		}
+		h := ref.Hash()
+		if name.IsTag() {
+			if c, err := r.tagCommit(name.Short()); err == nil {
+				h = c
+			}
+		}
+		out = append(out, GitRef{Name: name.String(), Commit: h.String()})
+		return nil
+	})
+	return out, err
+}
+
+// CommitMessage returns a commit's full message.
+func (r *Repo) CommitMessage(commit string) (string, error) {
+	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", fmt.Errorf("reading commit %s of %s: %w", short(commit), redact(r.URL), err)
+	}
+	return c.Message, nil
+}

@@ -251,3 +251,28 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("schema: exit %d", code)
 	}
 }
+
+func TestPkgList(t *testing.T) {
+	t.Parallel()
+	bare := gitfixture.Blueprints(t)
+	ws := t.TempDir()
+	gitfixture.Git(t, ws, "init", "-q", "-b", "main")
+	if _, stderr, code := kptbot(t, "pkg", "get", "file://"+bare+"/basens@v2", filepath.Join(ws, "team-a")); code != 0 {
+		t.Fatal(stderr)
+	}
+	gitfixture.Git(t, ws, "add", "-A")
+	gitfixture.Git(t, ws, "commit", "-q", "-m", "Approve team-a/v1\n\nkpt:{\"package\":\"team-a\",\"workspaceName\":\"ws\",\"revision\":\"v1\"}")
+	gitfixture.Git(t, ws, "tag", "team-a/v1")
+	gitfixture.Git(t, ws, "branch", "drafts/team-a/ws2")
+	out, stderr, code := kptbot(t, "pkg", "list", "--repo", ws)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	want := "team-a   v1      ws2     -         file://" + strings.TrimSuffix(bare, ".git") + ".git/basens@v2"
+	if !strings.Contains(out, want) {
+		t.Errorf("pkg list:\n%s\nwant a row %q", out, want)
+	}
+	if _, stderr, code := kptbot(t, "pkg", "list"); code == 0 || !strings.Contains(stderr, "--repo is required") {
+		t.Errorf("pkg list without --repo: %d %s", code, stderr)
+	}
+}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/spf13/cobra"
 )
 
@@ -63,4 +66,57 @@ diff printed by kptbot itself (no diff tool needed).
 	cmd.Flags().StringVar(&opts.Type, "diff-type", engine.DiffLocal, "local, remote, combined or 3way")
 	cmd.Flags().IntVarP(&opts.Context, "unified", "U", 3, "lines of context")
 	return cmd
+}
+
+func newPkgListCmd() *cobra.Command {
+	var repoURL, branch string
+	cmd := &cobra.Command{
+		Use:   "list --repo URL",
+		Short: "List a repository's packages: latest revision, open drafts and proposals, upstream",
+		Long: `List the packages of a git repository laid out as Porch lays it out (tags
+<package>/v<N>, drafts/, proposed/ and deletionProposed/ branches): one row per
+package with its latest published revision, open drafts and proposals, and the
+upstream its latest revision was cloned from. Commits whose kpt trailer cannot
+be read are reported as warnings.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if repoURL == "" {
+				return fmt.Errorf("--repo is required: a git URL or local path")
+			}
+			repo, err := fetch.Open(cmd.Context(), repoURL)
+			if err != nil {
+				return err
+			}
+			l, err := gitrepo.List(cmd.Context(), repo, branch)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "PACKAGE\tLATEST\tDRAFTS\tPROPOSED\tUPSTREAM")
+			for _, p := range l.Packages {
+				latest := "-"
+				if p.Latest > 0 {
+					latest = fmt.Sprintf("v%d", p.Latest)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, latest, dash(strings.Join(p.Drafts, ",")), dash(strings.Join(p.Proposals, ",")), dash(p.Upstream))
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			for _, warn := range l.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&repoURL, "repo", "", "the repository (git URL or local path)")
+	cmd.Flags().StringVar(&branch, "branch", "main", "the registered branch")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

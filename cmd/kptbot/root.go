@@ -44,8 +44,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff"}
-	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd())
+	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff, list"}
+	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd())
 	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
 	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
 	root.AddCommand(pkg, fn, newConfigCmd())

@@ -1,0 +1,135 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/fetch"
+)
+
+// PackageRevision is one revision of a package in a repository.
+type PackageRevision struct {
+	RefInfo
+	Ref    string // the ref it lives on
+	Commit string
+	// Trailer is the revision's kpt trailer, when its commit has one.
+	Trailer *Trailer
+}
+
+// Package is the "Package" view asked for in Porch: one row per package.
+type Package struct {
+	Name string
+	// Latest is the highest published revision (0: none).
+	Latest    int
+	Revisions []PackageRevision
+	// Drafts and Proposals are open workspaces.
+	Drafts    []string
+	Proposals []string
+	// Upstream is the latest revision's Kptfile upstream (repo, directory
+	// and ref), when it has one.
+	Upstream string
+}
+
+// Listing is a repository's packages and what could not be read.
+type Listing struct {
+	Packages []Package
+	// Warnings name refs or commits that could not be understood.
+	Warnings []string
+}
+
+// List reads a repository's package revisions from its refs, as Porch
+// does: tags <pkg>/v<N>, drafts/, proposed/ and deletionProposed/
+// branches; packages that exist only on the given branch (a Kptfile, no
+// tag) are listed with no revision.
+func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error) {
+	refs, err := repo.Refs()
+	if err != nil {
+		return nil, err
+	}
+	l := &Listing{}
+	byName := map[string]*Package{}
+	get := func(name string) *Package {
+		p, ok := byName[name]
+		if !ok {
+			p = &Package{Name: name}
+			byName[name] = p
+		}
+		return p
+	}
+	var branchCommit string
+	for _, r := range refs {
+		if r.Name == "refs/heads/"+branch {
+			branchCommit = r.Commit
+		}
+		info, ok := ParseRefName(r.Name)
+		if !ok {
+			continue
+		}
+		pr := PackageRevision{RefInfo: info, Ref: r.Name, Commit: r.Commit}
+		msg, err := repo.CommitMessage(r.Commit)
+		if err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %v", r.Name, err))
+		} else if t, found, err := ParseTrailer(msg); err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s (commit %s): %v", r.Name, r.Commit[:12], err))
+		} else if found {
+			pr.Trailer = &t
+		}
+		p := get(info.Package)
+		p.Revisions = append(p.Revisions, pr)
+		switch info.Lifecycle {
+		case Published:
+			p.Latest = max(p.Latest, info.Revision)
+		case Draft:
+			p.Drafts = append(p.Drafts, info.Workspace)
+		case Proposed:
+			p.Proposals = append(p.Proposals, info.Workspace)
+		}
+	}
+	if branchCommit != "" {
+		files, err := repo.Tree(ctx, branchCommit, "/")
+		if err != nil {
+			return nil, err
+		}
+		for p := range files {
+			if path.Base(p) == engine.KptfileName && path.Dir(p) != "." {
+				get(path.Dir(p))
+			}
+		}
+	}
+	for _, p := range byName {
+		sort.Slice(p.Revisions, func(i, j int) bool { return p.Revisions[i].Ref < p.Revisions[j].Ref })
+		sort.Strings(p.Drafts)
+		sort.Strings(p.Proposals)
+		if p.Latest > 0 {
+			p.Upstream = upstreamOf(ctx, repo, p)
+		}
+		l.Packages = append(l.Packages, *p)
+	}
+	sort.Slice(l.Packages, func(i, j int) bool { return l.Packages[i].Name < l.Packages[j].Name })
+	sort.Strings(l.Warnings)
+	return l, nil
+}
+
+// upstreamOf reads the latest published revision's Kptfile upstream.
+func upstreamOf(ctx context.Context, repo *fetch.Repo, p *Package) string {
+	for _, r := range p.Revisions {
+		if r.Lifecycle != Published || r.Revision != p.Latest {
+			continue
+		}
+		files, err := repo.Tree(ctx, r.Commit, "/"+p.Name)
+		if err != nil {
+			return ""
+		}
+		kf, err := engine.DecodeKptfile(p.Name+"/Kptfile", files[engine.KptfileName])
+		if err != nil || kf.Upstream == nil || kf.Upstream.Git == nil {
+			return ""
+		}
+		g := kf.Upstream.Git
+		return strings.TrimSuffix(g.Repo, ".git") + ".git" + g.Directory + "@" + g.Ref
+	}
+	return ""
+}
