@@ -205,7 +205,7 @@ func TestRenderKeepsUntouchedBytes(t *testing.T) {
 	t.Parallel()
 	odd := "# a comment kpt would keep but re-space\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other   # spaced\n  namespace: apps\ndata: {\"k\": \"v\"}\n"
 	in := Tree{
-		KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        tier: web\n      selectors:\n        - kind: Deployment\n"),
+		KptfileName:   []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        tier: web\n      selectors:\n        - kind: Deployment\n"),
 		"deploy.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"),
 		"other.yaml":  []byte(odd),
 	}

@@ -367,3 +367,14 @@ func (r *Repo) CommitMessage(commit string) (string, error) {
 	}
 	return c.Message, nil
 }
+
+// Git exposes the underlying go-git repository to the forge layer, which
+// writes branches and tags with compare-and-swap.
+func (r *Repo) Git() *git.Repository { return r.repo }
+
+// IsLocal reports whether the repository is read and written in place
+// (a local path or file:// URL) rather than fetched into memory.
+func (r *Repo) IsLocal() bool {
+	_, ok := localPath(r.URL)
+	return ok
+}

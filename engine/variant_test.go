@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kptbot/kptbot/config"
+)
+
+// TestVariantGolden runs testdata/variant/<case>: in/ is the package,
+// variant.yaml the PackageVariant (variant-before.yaml, when present, is
+// applied first, as an earlier version of the same variant), sources/ the
+// injection sources. want/ is the package afterwards and result.txt the
+// changed files and blocking messages, or error.txt the error.
+func TestVariantGolden(t *testing.T) {
+	for _, name := range caseDirs(t, "variant") {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			caseDir := filepath.Join("testdata", "variant", name)
+			disk, err := ReadTree(filepath.Join(caseDir, "in"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := disk
+			pv := readVariant(t, filepath.Join(caseDir, "variant.yaml"))
+			sources := readSources(t, filepath.Join(caseDir, "sources"))
+			orig := copyTree(disk)
+
+			if exists(filepath.Join(caseDir, "variant-before.yaml")) {
+				before := readVariant(t, filepath.Join(caseDir, "variant-before.yaml"))
+				res, err := ApplyVariant(in, before, sources)
+				if err != nil {
+					t.Fatalf("applying variant-before.yaml: %v", err)
+				}
+				in = res.Tree
+			}
+
+			res, err := ApplyVariant(in, pv, sources)
+			if err != nil {
+				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(err.Error()+"\n"))
+				return
+			}
+			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
+				t.Fatalf("ApplyVariant succeeded, want the error in error.txt")
+			}
+			checkGoldenTree(t, filepath.Join(caseDir, "want"), res.Tree, func(b []byte) []byte { return b })
+			checkGoldenFile(t, filepath.Join(caseDir, "result.txt"), []byte(describeResult(res)))
+
+			// The input is not modified, and files not reported as changed
+			// keep their bytes.
+			assertTreesEqual(t, "input after ApplyVariant", orig, disk)
+			changed := map[string]bool{}
+			for _, p := range res.Changed {
+				changed[p] = true
+			}
+			for p, b := range in {
+				if !changed[p] && !bytes.Equal(b, res.Tree[p]) {
+					t.Errorf("%s changed but is not in Changed %v", p, res.Changed)
+				}
+			}
+
+			// Applying the variant again changes nothing.
+			again, err := ApplyVariant(res.Tree, pv, sources)
+			if err != nil {
+				t.Fatalf("second application: %v", err)
+			}
+			assertTreesEqual(t, "second application", res.Tree, again.Tree)
+			if len(again.Changed) != 0 {
+				t.Errorf("second application changed %v", again.Changed)
+			}
+			if strings.Join(again.Blocking, "\n") != strings.Join(res.Blocking, "\n") {
+				t.Errorf("second application blocking %q, first %q", again.Blocking, res.Blocking)
+			}
+		})
+	}
+}
+
+func copyTree(t Tree) Tree {
+	out := Tree{}
+	for p, b := range t {
+		out[p] = append([]byte(nil), b...)
+	}
+	return out
+}
+
+func assertTreesEqual(t *testing.T, what string, want, got Tree) {
+	t.Helper()
+	for _, p := range unionPaths(want, got) {
+		if !bytes.Equal(want[p], got[p]) {
+			t.Errorf("%s: %s differs:\n--- want\n%s\n--- got\n%s", what, p, want[p], got[p])
+		}
+	}
+}
+
+func readVariant(t *testing.T, path string) config.PackageVariant {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pv config.PackageVariant
+	if err := yaml.UnmarshalStrict(b, &pv); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return pv
+}
+
+// readSources parses every file under dir, recording each object's path
+// relative to dir as the caller reading a repository's injection sources
+// would.
+func readSources(t *testing.T, dir string) []*kyaml.RNode {
+	t.Helper()
+	if !exists(dir) {
+		return nil
+	}
+	files, err := ReadTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*kyaml.RNode
+	for _, p := range files.Paths() {
+		nodes, err := (&kio.ByteReader{
+			Reader:         bytes.NewReader(files[p]),
+			SetAnnotations: map[string]string{kioutil.PathAnnotation: p},
+		}).Read()
+		if err != nil {
+			t.Fatalf("sources/%s: %v", p, err)
+		}
+		out = append(out, nodes...)
+	}
+	return out
+}
+
+func describeResult(res *VariantResult) string {
+	var b strings.Builder
+	b.WriteString("changed:\n")
+	for _, p := range res.Changed {
+		fmt.Fprintf(&b, "  - %s\n", p)
+	}
+	b.WriteString("blocking:\n")
+	for _, m := range res.Blocking {
+		fmt.Fprintf(&b, "  - %s\n", m)
+	}
+	return b.String()
+}
+
+// The names follow Porch's generatePVFuncName, including the double dot of
+// an unnamed function.
+func TestVariantFuncName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		fn   string
+		pos  int
+		want string
+	}{
+		{"my-func", 3, "PackageVariant.my-pv.my-func.3"},
+		{"", 0, "PackageVariant.my-pv..0"},
+	} {
+		if got := variantFuncName("my-pv", tc.fn, tc.pos); got != tc.want {
+			t.Errorf("variantFuncName(my-pv, %q, %d) = %q, want %q", tc.fn, tc.pos, got, tc.want)
+		}
+	}
+}
+
+func TestVariantIsOwnFunc(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, pv string
+		want     bool
+	}{
+		{"PackageVariant.my-pv.my-func.0", "my-pv", true},
+		{"PackageVariant.my-pv..12", "my-pv", true},
+		{"PackageVariant.my.pv.my.func.1", "my.pv", true}, // dotted names, which Porch misses
+		{"PackageVariant.my-pv.my-func.str", "my-pv", false},
+		{"PackageVariant.my-pv.my-func", "my-pv", false},
+		{"PackageVariant.my-pv-2.my-func.0", "my-pv", false},
+		{"PackageVariant.other.my-func.0", "my-pv", false},
+		{"noprefix.my-pv.my-func.0", "my-pv", false},
+		{"my-func", "my-pv", false},
+		{"", "my-pv", false},
+	} {
+		if got := isVariantFunc(tc.name, tc.pv); got != tc.want {
+			t.Errorf("isVariantFunc(%q, %q) = %v, want %v", tc.name, tc.pv, got, tc.want)
+		}
+	}
+}
+
+func TestVariantInvalid(t *testing.T) {
+	t.Parallel()
+	pkg := Tree{KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")}
+	for _, tc := range []struct {
+		name string
+		in   Tree
+		pv   config.PackageVariant
+		want string
+	}{{
+		name: "no name",
+		in:   pkg,
+		want: `applying PackageVariant "": metadata.name: must be set`,
+	}, {
+		name: "no Kptfile",
+		in:   Tree{"a.yaml": []byte("a: 1\n")},
+		pv:   config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}},
+		want: `applying PackageVariant "v": Kptfile: not found`,
+	}, {
+		name: "bad function",
+		in:   pkg,
+		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
+			Pipeline: &config.Pipeline{Validators: []kptfilev1.Function{{Name: "x"}}},
+		}},
+		want: `spec.pipeline.validators[0]: one of image or exec must be set`,
+	}, {
+		name: "empty injector name",
+		in:   pkg,
+		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
+			Injectors: []config.InjectionSelector{{Kind: "ConfigMap"}},
+		}},
+		want: `spec.injectors[0].name: must not be empty`,
+	}, {
+		name: "package context without data",
+		in: Tree{
+			KptfileName:        pkg[KptfileName],
+			PackageContextFile: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n"),
+		},
+		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
+			PackageContext: &config.PackageContext{Data: map[string]string{"a": "b"}},
+		}},
+		want: `package-context.yaml: ConfigMap kptfile.kpt.dev: data: must be a map`,
+	}, {
+		name: "ambiguous source",
+		in: Tree{
+			KptfileName: pkg[KptfileName],
+			"cm.yaml":   []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    kpt.dev/config-injection: required\n"),
+		},
+		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
+			Injectors: []config.InjectionSelector{{Name: "src"}},
+		}},
+		want: `injection sources: 2 objects v1 ConfigMap "src" (the injection sources, the injection sources): cannot tell which to inject into cm.yaml ConfigMap "cm"`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var sources []*kyaml.RNode
+			if tc.name == "ambiguous source" {
+				for range 2 {
+					sources = append(sources, kyaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  a: b\n"))
+				}
+			}
+			_, err := ApplyVariant(tc.in, tc.pv, sources)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ApplyVariant error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A source without the field to inject leaves the point uninjected, with
+// Porch's message, and blocks a required point.
+func TestVariantSourceWithoutField(t *testing.T) {
+	t.Parallel()
+	in := Tree{
+		KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
+		"ctx.yaml":  []byte("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: ctx\n  annotations:\n    kpt.dev/config-injection: required\nspec:\n  a: 1\n"),
+	}
+	pv := config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
+		Injectors: []config.InjectionSelector{{Name: "site"}},
+	}}
+	src := kyaml.MustParse("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: site\nstatus:\n  a: 2\n")
+	res, err := ApplyVariant(in, pv, []*kyaml.RNode{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Tree["ctx.yaml"], in["ctx.yaml"]) {
+		t.Errorf("ctx.yaml changed:\n%s", res.Tree["ctx.yaml"])
+	}
+	want := `ctx.yaml: required injection point Context "ctx" has nothing injected: field "spec" not found in resource "site"`
+	if len(res.Blocking) != 1 || res.Blocking[0] != want {
+		t.Errorf("Blocking = %q, want [%q]", res.Blocking, want)
+	}
+	kf, err := DecodeKptfile(KptfileName, res.Tree[KptfileName])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kf.Status == nil || len(kf.Status.Conditions) != 1 || kf.Status.Conditions[0].Type != "config.injection.Context.ctx" ||
+		kf.Status.Conditions[0].Status != kptfilev1.ConditionFalse || kf.Status.Conditions[0].Reason != ReasonNoResourceSelected {
+		t.Errorf("conditions = %+v", kf.Status)
+	}
+	if kf.Info == nil || len(kf.Info.ReadinessGates) != 1 || kf.Info.ReadinessGates[0].ConditionType != "config.injection.Context.ctx" {
+		t.Errorf("readiness gates = %+v", kf.Info)
+	}
+}

@@ -1,0 +1,377 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/kptbot/kptbot/fetch"
+)
+
+// ErrConflict is returned when a ref changed under us (another writer won
+// the compare-and-swap); nothing was overwritten.
+var ErrConflict = errors.New("the repository changed concurrently")
+
+// ErrNotFound is returned for a package revision that does not exist.
+var ErrNotFound = errors.New("package revision not found")
+
+// Store writes Porch's layout into a local repository (a path or file://
+// URL, bare or not): every ref update is a compare-and-swap against the
+// value read, so two writers never clobber each other.
+type Store struct {
+	repo   *fetch.Repo
+	git    *git.Repository
+	branch string
+	// Author signs commits; Now dates them.
+	Author object.Signature
+	Now    func() time.Time
+}
+
+// OpenStore opens the repository at url for writing. branch is the
+// registered branch (usually main).
+func OpenStore(ctx context.Context, url, branch string) (*Store, error) {
+	repo, err := fetch.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if !repo.IsLocal() {
+		return nil, fmt.Errorf("%s: writing to remote repositories is not supported yet: use a local path or file:// URL", url)
+	}
+	return &Store{
+		repo: repo, git: repo.Git(), branch: branch,
+		Author: object.Signature{Name: "kptbot", Email: "kptbot@localhost"},
+		Now:    time.Now,
+	}, nil
+}
+
+// Repo returns the repository being written, for reads.
+func (s *Store) Repo() *fetch.Repo { return s.repo }
+
+func (s *Store) ref(name string) (*plumbing.Reference, error) {
+	r, err := s.git.Storer.Reference(plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// setRef moves name from old (nil: must not exist) to h.
+func (s *Store) setRef(name string, old *plumbing.Reference, h plumbing.Hash) error {
+	newRef := plumbing.NewHashReference(plumbing.ReferenceName(name), h)
+	if old == nil {
+		if cur, err := s.ref(name); err != nil {
+			return err
+		} else if cur != nil {
+			return fmt.Errorf("%w: %s already exists", ErrConflict, name)
+		}
+		return s.git.Storer.SetReference(newRef)
+	}
+	if err := s.git.Storer.CheckAndSetReference(newRef, old); err != nil {
+		return fmt.Errorf("%w: %s moved: %v", ErrConflict, name, err)
+	}
+	return nil
+}
+
+// removeRef deletes name if it still points where it did.
+func (s *Store) removeRef(name string, old *plumbing.Reference) error {
+	cur, err := s.ref(name)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Hash() != old.Hash() {
+		return fmt.Errorf("%w: %s moved", ErrConflict, name)
+	}
+	return s.git.Storer.RemoveReference(plumbing.ReferenceName(name))
+}
+
+// commit writes a commit of tree with parent and Porch's trailer.
+func (s *Store) commit(parent plumbing.Hash, tree plumbing.Hash, subject string, t Trailer) (plumbing.Hash, error) {
+	line, err := FormatTrailer(t)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sig := s.Author
+	sig.When = s.Now()
+	c := &object.Commit{Author: sig, Committer: sig, Message: subject + "\n\n" + line + "\n", TreeHash: tree}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	o := s.git.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.git.Storer.SetEncodedObject(o)
+}
+
+// treeOf returns the root tree of a commit (nil for the zero hash).
+func (s *Store) treeOf(commit plumbing.Hash) (*object.Tree, error) {
+	if commit.IsZero() {
+		return nil, nil
+	}
+	c, err := s.git.CommitObject(commit)
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+// CreateDraft creates branch drafts/<pkg>/<ws> from the registered
+// branch's tip with the package's files replaced by files, as Porch's
+// init and clone do. task is the trailer's task (e.g. {"type":"init"}).
+func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
+	if err := checkNames(pkg, ws); err != nil {
+		return "", err
+	}
+	for _, name := range []string{DraftBranch(pkg, ws), ProposedBranch(pkg, ws)} {
+		if r, err := s.ref(name); err != nil {
+			return "", err
+		} else if r != nil {
+			return "", fmt.Errorf("%w: %s already exists", ErrConflict, name)
+		}
+	}
+	base, err := s.ref("refs/heads/" + s.branch)
+	if err != nil {
+		return "", err
+	}
+	var parent plumbing.Hash
+	if base != nil {
+		parent = base.Hash()
+	}
+	root, err := s.treeOf(parent)
+	if err != nil {
+		return "", err
+	}
+	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	if err != nil {
+		return "", err
+	}
+	h, err := s.commit(parent, tree, "Intermediate commit: "+taskType(task), Trailer{Package: pkg, WorkspaceName: ws, Task: task})
+	if err != nil {
+		return "", err
+	}
+	return h.String(), s.setRef(DraftBranch(pkg, ws), nil, h)
+}
+
+// UpdateDraft commits new package files onto an existing draft, as
+// Porch's push and edit do.
+func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
+	name := DraftBranch(pkg, ws)
+	old, err := s.ref(name)
+	if err != nil {
+		return "", err
+	}
+	if old == nil {
+		return "", fmt.Errorf("%w: no draft %s/%s (branch %s)", ErrNotFound, pkg, ws, name)
+	}
+	root, err := s.treeOf(old.Hash())
+	if err != nil {
+		return "", err
+	}
+	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	if err != nil {
+		return "", err
+	}
+	if root != nil && tree == root.Hash {
+		return old.Hash().String(), nil // nothing changed: no empty commit
+	}
+	h, err := s.commit(old.Hash(), tree, "Intermediate commit: "+taskType(task), Trailer{Package: pkg, WorkspaceName: ws, Task: task})
+	if err != nil {
+		return "", err
+	}
+	return h.String(), s.setRef(name, old, h)
+}
+
+// Propose moves a draft to proposed/<pkg>/<ws>.
+func (s *Store) Propose(ctx context.Context, pkg, ws string) error {
+	return s.move(DraftBranch(pkg, ws), ProposedBranch(pkg, ws), pkg, ws)
+}
+
+// Reject moves a proposal back to drafts/<pkg>/<ws>.
+func (s *Store) Reject(ctx context.Context, pkg, ws string) error {
+	return s.move(ProposedBranch(pkg, ws), DraftBranch(pkg, ws), pkg, ws)
+}
+
+func (s *Store) move(from, to, pkg, ws string) error {
+	old, err := s.ref(from)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("%w: %s/%s has no branch %s", ErrNotFound, pkg, ws, from)
+	}
+	if err := s.setRef(to, nil, old.Hash()); err != nil {
+		return err
+	}
+	return s.removeRef(from, old)
+}
+
+// Approve publishes a proposal as Porch does: the package's tree is
+// re-committed onto the tip of the registered branch ("Approving package
+// revision <pkg>/<N>"), tagged <pkg>/v<N> with N one more than the highest
+// published revision, and the proposed branch is deleted. It returns N.
+func (s *Store) Approve(ctx context.Context, pkg, ws string) (int, error) {
+	prop, err := s.ref(ProposedBranch(pkg, ws))
+	if err != nil {
+		return 0, err
+	}
+	if prop == nil {
+		return 0, fmt.Errorf("%w: %s/%s is not proposed (no branch %s); propose it first", ErrNotFound, pkg, ws, ProposedBranch(pkg, ws))
+	}
+	files, err := s.repo.Tree(ctx, prop.Hash().String(), "/"+pkg)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.latest(pkg)
+	if err != nil {
+		return 0, err
+	}
+	n++
+	base, err := s.ref("refs/heads/" + s.branch)
+	if err != nil {
+		return 0, err
+	}
+	var parent plumbing.Hash
+	if base != nil {
+		parent = base.Hash()
+	}
+	root, err := s.treeOf(parent)
+	if err != nil {
+		return 0, err
+	}
+	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	if err != nil {
+		return 0, err
+	}
+	rev := fmt.Sprintf("v%d", n)
+	h, err := s.commit(parent, tree, fmt.Sprintf("Approving package revision %s/%d", pkg, n), Trailer{Package: pkg, WorkspaceName: ws, Revision: rev})
+	if err != nil {
+		return 0, err
+	}
+	// The tag first: if another approval took revision N, nothing else moved.
+	if err := s.setRef(TagName(pkg, n), nil, h); err != nil {
+		return 0, err
+	}
+	if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
+		_ = s.git.Storer.RemoveReference(plumbing.ReferenceName(TagName(pkg, n)))
+		return 0, err
+	}
+	return n, s.removeRef(ProposedBranch(pkg, ws), prop)
+}
+
+// latest is the highest published revision of pkg (0: none).
+func (s *Store) latest(pkg string) (int, error) {
+	refs, err := s.repo.Refs()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range refs {
+		if info, ok := ParseRefName(r.Name); ok && info.Lifecycle == Published && info.Package == pkg {
+			n = max(n, info.Revision)
+		}
+	}
+	return n, nil
+}
+
+// ProposeDelete proposes deleting published revision n: branch
+// deletionProposed/<pkg>/v<n> at the tag.
+func (s *Store) ProposeDelete(ctx context.Context, pkg string, n int) error {
+	tag, err := s.ref(TagName(pkg, n))
+	if err != nil {
+		return err
+	}
+	if tag == nil {
+		return fmt.Errorf("%w: %s/v%d is not published", ErrNotFound, pkg, n)
+	}
+	return s.setRef(DeletionProposedBranch(pkg, n), nil, tag.Hash())
+}
+
+// DeleteDraft deletes a draft or proposal branch.
+func (s *Store) DeleteDraft(ctx context.Context, pkg, ws string) error {
+	for _, name := range []string{DraftBranch(pkg, ws), ProposedBranch(pkg, ws)} {
+		r, err := s.ref(name)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			return s.removeRef(name, r)
+		}
+	}
+	return fmt.Errorf("%w: no draft or proposal %s/%s", ErrNotFound, pkg, ws)
+}
+
+// DeletePublished deletes published revision n, which must have been
+// proposed for deletion: the tag and the deletionProposed branch go, and
+// when n is the latest revision the package leaves the registered branch.
+func (s *Store) DeletePublished(ctx context.Context, pkg string, n int) error {
+	prop, err := s.ref(DeletionProposedBranch(pkg, n))
+	if err != nil {
+		return err
+	}
+	if prop == nil {
+		return fmt.Errorf("%s/v%d: propose the deletion first (kptbot rpkg propose-delete)", pkg, n)
+	}
+	latest, err := s.latest(pkg)
+	if err != nil {
+		return err
+	}
+	if n == latest {
+		base, err := s.ref("refs/heads/" + s.branch)
+		if err != nil {
+			return err
+		}
+		if base != nil {
+			root, err := s.treeOf(base.Hash())
+			if err != nil {
+				return err
+			}
+			tree, err := replaceDir(s.git.Storer, root, pkg, nil)
+			if err != nil {
+				return err
+			}
+			h, err := s.commit(base.Hash(), tree, fmt.Sprintf("Deleting package %s", pkg), Trailer{Package: pkg, Revision: fmt.Sprintf("v%d", n), Task: []byte(`{"type":"delete"}`)})
+			if err != nil {
+				return err
+			}
+			if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
+				return err
+			}
+		}
+	}
+	tag, err := s.ref(TagName(pkg, n))
+	if err != nil {
+		return err
+	}
+	if tag != nil {
+		if err := s.removeRef(TagName(pkg, n), tag); err != nil {
+			return err
+		}
+	}
+	return s.removeRef(DeletionProposedBranch(pkg, n), prop)
+}
+
+func taskType(task []byte) string {
+	s := string(task)
+	if i := strings.Index(s, `"type":"`); i >= 0 {
+		rest := s[i+len(`"type":"`):]
+		if j := strings.Index(rest, `"`); j >= 0 {
+			return rest[:j]
+		}
+	}
+	return "edit"
+}
+
+func checkNames(pkg, ws string) error {
+	if pkg == "" || strings.HasPrefix(pkg, "/") || strings.Contains(pkg, "..") || strings.HasSuffix(pkg, "/") {
+		return fmt.Errorf("package name %q: expected a relative path such as basens or catalog/basens", pkg)
+	}
+	if ws == "" || strings.Contains(ws, "/") {
+		return fmt.Errorf("workspace name %q: expected a single path segment such as v1 or my-change", ws)
+	}
+	return nil
+}
