@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +29,9 @@ type Store struct {
 	repo   *fetch.Repo
 	git    *git.Repository
 	branch string
+	// lock serializes writers on this machine (git's own ref updates are
+	// compare-and-swap, but "create the tag vN+1" is not).
+	lock string
 	// Author signs commits; Now dates them.
 	Author object.Signature
 	Now    func() time.Time
@@ -42,11 +47,44 @@ func OpenStore(ctx context.Context, url, branch string) (*Store, error) {
 	if !repo.IsLocal() {
 		return nil, fmt.Errorf("%s: writing to remote repositories is not supported yet: use a local path or file:// URL", url)
 	}
+	dir := strings.TrimPrefix(url, "file://")
+	if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+		dir = filepath.Join(dir, ".git")
+	} else if _, err := os.Stat(dir); err != nil {
+		dir = dir + ".git"
+	}
 	return &Store{
-		repo: repo, git: repo.Git(), branch: branch,
+		repo: repo, git: repo.Git(), branch: branch, lock: filepath.Join(dir, "kptbot.lock"),
 		Author: object.Signature{Name: "kptbot", Email: "kptbot@localhost"},
 		Now:    time.Now,
 	}, nil
+}
+
+// locked runs fn holding the repository's writer lock, waiting for it up to
+// a minute: the lock file is created exclusively, so concurrent kptbot
+// processes take turns.
+func (s *Store) locked(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		f, err := os.OpenFile(s.lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+			f.Close()
+			defer os.Remove(s.lock)
+			return fn()
+		}
+		if !os.IsExist(err) {
+			return fmt.Errorf("taking the writer lock %s: %w", s.lock, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s has been held for a minute; remove it if no kptbot is running", ErrConflict, s.lock)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Repo returns the repository being written, for reads.
@@ -123,7 +161,15 @@ func (s *Store) treeOf(commit plumbing.Hash) (*object.Tree, error) {
 // CreateDraft creates branch drafts/<pkg>/<ws> from the registered
 // branch's tip with the package's files replaced by files, as Porch's
 // init and clone do. task is the trailer's task (e.g. {"type":"init"}).
-func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
+func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (commit string, err error) {
+	err = s.locked(ctx, func() error {
+		commit, err = s.createDraft(ctx, pkg, ws, files, task)
+		return err
+	})
+	return commit, err
+}
+
+func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
 	if err := checkNames(pkg, ws); err != nil {
 		return "", err
 	}
@@ -159,7 +205,15 @@ func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[strin
 
 // UpdateDraft commits new package files onto an existing draft, as
 // Porch's push and edit do.
-func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
+func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (commit string, err error) {
+	err = s.locked(ctx, func() error {
+		commit, err = s.updateDraft(ctx, pkg, ws, files, task)
+		return err
+	})
+	return commit, err
+}
+
+func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
 	name := DraftBranch(pkg, ws)
 	old, err := s.ref(name)
 	if err != nil {
@@ -188,12 +242,12 @@ func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[strin
 
 // Propose moves a draft to proposed/<pkg>/<ws>.
 func (s *Store) Propose(ctx context.Context, pkg, ws string) error {
-	return s.move(DraftBranch(pkg, ws), ProposedBranch(pkg, ws), pkg, ws)
+	return s.locked(ctx, func() error { return s.move(DraftBranch(pkg, ws), ProposedBranch(pkg, ws), pkg, ws) })
 }
 
 // Reject moves a proposal back to drafts/<pkg>/<ws>.
 func (s *Store) Reject(ctx context.Context, pkg, ws string) error {
-	return s.move(ProposedBranch(pkg, ws), DraftBranch(pkg, ws), pkg, ws)
+	return s.locked(ctx, func() error { return s.move(ProposedBranch(pkg, ws), DraftBranch(pkg, ws), pkg, ws) })
 }
 
 func (s *Store) move(from, to, pkg, ws string) error {
@@ -214,7 +268,15 @@ func (s *Store) move(from, to, pkg, ws string) error {
 // re-committed onto the tip of the registered branch ("Approving package
 // revision <pkg>/<N>"), tagged <pkg>/v<N> with N one more than the highest
 // published revision, and the proposed branch is deleted. It returns N.
-func (s *Store) Approve(ctx context.Context, pkg, ws string) (int, error) {
+func (s *Store) Approve(ctx context.Context, pkg, ws string) (n int, err error) {
+	err = s.locked(ctx, func() error {
+		n, err = s.approve(ctx, pkg, ws)
+		return err
+	})
+	return n, err
+}
+
+func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 	prop, err := s.ref(ProposedBranch(pkg, ws))
 	if err != nil {
 		return 0, err
@@ -281,6 +343,10 @@ func (s *Store) latest(pkg string) (int, error) {
 // ProposeDelete proposes deleting published revision n: branch
 // deletionProposed/<pkg>/v<n> at the tag.
 func (s *Store) ProposeDelete(ctx context.Context, pkg string, n int) error {
+	return s.locked(ctx, func() error { return s.proposeDelete(ctx, pkg, n) })
+}
+
+func (s *Store) proposeDelete(ctx context.Context, pkg string, n int) error {
 	tag, err := s.ref(TagName(pkg, n))
 	if err != nil {
 		return err
@@ -293,6 +359,10 @@ func (s *Store) ProposeDelete(ctx context.Context, pkg string, n int) error {
 
 // DeleteDraft deletes a draft or proposal branch.
 func (s *Store) DeleteDraft(ctx context.Context, pkg, ws string) error {
+	return s.locked(ctx, func() error { return s.deleteDraft(ctx, pkg, ws) })
+}
+
+func (s *Store) deleteDraft(ctx context.Context, pkg, ws string) error {
 	for _, name := range []string{DraftBranch(pkg, ws), ProposedBranch(pkg, ws)} {
 		r, err := s.ref(name)
 		if err != nil {
@@ -309,6 +379,10 @@ func (s *Store) DeleteDraft(ctx context.Context, pkg, ws string) error {
 // proposed for deletion: the tag and the deletionProposed branch go, and
 // when n is the latest revision the package leaves the registered branch.
 func (s *Store) DeletePublished(ctx context.Context, pkg string, n int) error {
+	return s.locked(ctx, func() error { return s.deletePublished(ctx, pkg, n) })
+}
+
+func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 	prop, err := s.ref(DeletionProposedBranch(pkg, n))
 	if err != nil {
 		return err
