@@ -276,3 +276,63 @@ func TestPkgList(t *testing.T) {
 		t.Errorf("pkg list without --repo: %d %s", code, stderr)
 	}
 }
+
+// TestRpkgLifecycle walks a package through Porch's lifecycle on a plain
+// git repository: clone → pull/edit/push → propose → approve → upgrade.
+func TestRpkgLifecycle(t *testing.T) {
+	t.Parallel()
+	blueprints := gitfixture.Blueprints(t)
+	root := t.TempDir()
+	deploy := filepath.Join(root, "deploy.git")
+	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", deploy)
+	wt := gitfixture.WorkTree(t, deploy)
+	gitfixture.WriteFiles(t, wt, map[string]string{"README.md": "edge-1\n"})
+	gitfixture.CommitAndTag(t, wt, "initial", "")
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := kptbot(t, args...)
+		if code != 0 {
+			t.Fatalf("kptbot %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+		}
+		return out
+	}
+	repo := []string{"--repo", deploy}
+	run(append([]string{"rpkg", "clone", "file://" + blueprints + "/basens@v2", "team-a", "--workspace", "v1"}, repo...)...)
+	edit := filepath.Join(root, "edit")
+	run(append([]string{"rpkg", "pull", "team-a", edit, "--workspace", "v1"}, repo...)...)
+	ns := filepath.Join(edit, "namespace.yaml")
+	b, _ := os.ReadFile(ns)
+	if err := os.WriteFile(ns, []byte(strings.Replace(string(b), "name: example\n", "name: example\n  labels:\n    team: a\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(append([]string{"rpkg", "push", "team-a", edit, "--workspace", "v1"}, repo...)...)
+	run(append([]string{"rpkg", "propose", "team-a", "--workspace", "v1"}, repo...)...)
+	if out := run(append([]string{"rpkg", "approve", "team-a", "--workspace", "v1"}, repo...)...); !strings.Contains(out, "published as team-a/v1") {
+		t.Errorf("approve: %s", out)
+	}
+	if got := gitfixture.Git(t, deploy, "show", "team-a/v1:team-a/namespace.yaml"); !strings.Contains(got, "team: a") {
+		t.Errorf("published namespace.yaml:\n%s", got)
+	}
+	// An upgrade draft from the published revision: clone it, then merge upstream v3.
+	run(append([]string{"rpkg", "clone", "file://" + strings.TrimSuffix(deploy, ".git") + ".git/team-a@v1", "team-a", "--workspace", "upgrade"}, repo...)...)
+	gitfixture.Git(t, deploy, "rev-parse", "refs/heads/drafts/team-a/upgrade")
+	out := run(append([]string{"rpkg", "get", "team-a"}, repo...)...)
+	for _, want := range []string{"team-a   v1         v1        Published", "team-a   upgrade    -         Draft"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rpkg get lacks %q:\n%s", want, out)
+		}
+	}
+	// Upgrade a draft to a newer upstream (3-way merge inside the draft).
+	run(append([]string{"rpkg", "clone", "file://" + blueprints + "/basens@v2", "team-b", "--workspace", "w"}, repo...)...)
+	if out := run(append([]string{"rpkg", "upgrade", "team-b", "--workspace", "w", "--to", "v3"}, repo...)...); !strings.Contains(out, "upgraded to basens/v3") {
+		t.Errorf("upgrade: %s", out)
+	}
+	if got := gitfixture.Git(t, deploy, "show", "drafts/team-b/w:team-b/resourcequota.yaml"); !strings.Contains(got, `cpu: "50"`) {
+		t.Errorf("upgraded draft resourcequota.yaml:\n%s", got)
+	}
+	_, stderr, code := kptbot(t, append([]string{"rpkg", "approve", "team-a", "--workspace", "nope"}, repo...)...)
+	if code == 0 || !strings.Contains(stderr, "is not proposed") {
+		t.Errorf("approving a missing proposal: %d %s", code, stderr)
+	}
+	gitfixture.Git(t, deploy, "fsck", "--strict")
+}
