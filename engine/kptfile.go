@@ -100,3 +100,11 @@ func WriteKptfile(dir string, kf *kptfilev1.KptFile) error {
 func isKptfileNode(n *yaml.RNode) bool {
 	return n.GetKind() == kptfilev1.KptFileKind && strings.HasPrefix(n.GetApiVersion(), kptfilev1.KptFileGroup+"/")
 }
+
+// SetKptfileAnnotation sets a metadata annotation in Kptfile content,
+// keeping the rest of its layout.
+func SetKptfileAnnotation(kptfile []byte, key, value string) ([]byte, error) {
+	return editKptfile(kptfile, func(kf *yaml.RNode) error {
+		return kf.PipeE(yaml.SetAnnotation(key, value))
+	})
+}

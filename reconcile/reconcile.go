@@ -1,0 +1,463 @@
+// Package reconcile converges a repository's package variants, as Porch's
+// PackageVariant controller does, on a plain git repository: it reads
+// kptbot.yaml from the registered branch, compares each variant's desired
+// package with what is published and drafted, and opens or updates one
+// draft per variant. It is level-triggered and idempotent: a second run
+// right after the first does nothing.
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/forge/gitrepo"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// OwnerAnnotation on a downstream Kptfile names the variant that owns it.
+const OwnerAnnotation = "kptbot.dev/package-variant"
+
+// Action is one step of a plan.
+type Action struct {
+	Variant string `json:"variant"`
+	Package string `json:"package"`
+	// Kind is create-draft, update-draft, propose-delete, none or skip.
+	Kind string `json:"kind"`
+	// Why says what led to it.
+	Why string `json:"why"`
+	// Workspace is the draft's workspace, for draft actions.
+	Workspace string `json:"workspace,omitempty"`
+	// Blocking lists required injections without a source: the draft is
+	// written but must not be proposed.
+	Blocking []string `json:"blocking,omitempty"`
+
+	files engine.Tree
+}
+
+// Options configures Run.
+type Options struct {
+	// DryRun computes the plan without writing.
+	DryRun bool
+	// ConfigPaths are where kptbot.yaml may be (default: kptbot.yaml,
+	// .github/kptbot.yaml, .gitlab/kptbot.yaml).
+	ConfigPaths []string
+}
+
+// Run reconciles every PackageVariant of the repository behind store and
+// returns the plan it carried out (or, with DryRun, would carry out).
+func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options) ([]Action, error) {
+	r := &reconciler{store: store, branch: branch, fetcher: fetch.NewClient()}
+	if err := r.load(ctx, opts); err != nil {
+		return nil, err
+	}
+	var plan []Action
+	names := map[string]bool{}
+	for _, pv := range r.cfg.Variants {
+		names[pv.Metadata.Name] = true
+		a, err := r.plan(ctx, pv)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", pv.Metadata.Name, err)
+		}
+		plan = append(plan, a)
+	}
+	plan = append(plan, r.orphans(names)...)
+	if opts.DryRun {
+		return plan, nil
+	}
+	for i := range plan {
+		if err := r.apply(ctx, &plan[i]); err != nil {
+			return plan, fmt.Errorf("variant %s: %s: %w", plan[i].Variant, plan[i].Kind, err)
+		}
+	}
+	return plan, nil
+}
+
+type reconciler struct {
+	store   *gitrepo.Store
+	branch  string
+	fetcher *fetch.Client
+	cfg     *config.File
+	tip     string // registered branch commit
+	refs    []fetch.GitRef
+	sources []*yaml.RNode
+	// packages is what each downstream package looks like now.
+	packages map[string]*downstream
+}
+
+// downstream is a package's published and drafted state.
+type downstream struct {
+	latest       int
+	latestCommit string
+	drafts       []gitrepo.PackageRevision // drafts and proposals
+}
+
+func (r *reconciler) load(ctx context.Context, opts Options) error {
+	repo := r.store.Repo()
+	refs, err := repo.Refs()
+	if err != nil {
+		return err
+	}
+	r.refs = refs
+	for _, ref := range refs {
+		if ref.Name == "refs/heads/"+r.branch {
+			r.tip = ref.Commit
+		}
+	}
+	if r.tip == "" {
+		return fmt.Errorf("the repository has no branch %q", r.branch)
+	}
+	paths := opts.ConfigPaths
+	if len(paths) == 0 {
+		paths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+	}
+	root, err := repo.Tree(ctx, r.tip, "/")
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if b, ok := root[p]; ok {
+			f, err := config.Parse(p, b)
+			if err != nil {
+				return err
+			}
+			r.cfg = config.Defaults(f)
+			break
+		}
+	}
+	if r.cfg == nil {
+		return fmt.Errorf("no kptbot.yaml on branch %s (looked for %v)", r.branch, paths)
+	}
+	for _, dir := range r.cfg.Repository.Spec.InjectionSources {
+		prefix := strings.Trim(dir, "/") + "/"
+		for p, b := range root {
+			if !strings.HasPrefix(p, prefix) || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+				continue
+			}
+			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				return fmt.Errorf("injection source %s: %w", p, err)
+			}
+			for _, n := range nodes {
+				_ = n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", p))
+			}
+			r.sources = append(r.sources, nodes...)
+		}
+	}
+	r.packages = map[string]*downstream{}
+	for _, ref := range refs {
+		info, ok := gitrepo.ParseRefName(ref.Name)
+		if !ok {
+			continue
+		}
+		d := r.packages[info.Package]
+		if d == nil {
+			d = &downstream{}
+			r.packages[info.Package] = d
+		}
+		switch info.Lifecycle {
+		case gitrepo.Published:
+			if info.Revision > d.latest {
+				d.latest, d.latestCommit = info.Revision, ref.Commit
+			}
+		case gitrepo.Draft, gitrepo.Proposed:
+			d.drafts = append(d.drafts, gitrepo.PackageRevision{RefInfo: info, Ref: ref.Name, Commit: ref.Commit})
+		}
+	}
+	return nil
+}
+
+// upstreamRevision resolves a variant's upstream revision: latest is the
+// highest <package>/v<N> tag, anything else is used as given.
+func (r *reconciler) upstreamRevision(ctx context.Context, up *config.Upstream) (string, error) {
+	if up.Revision != "" && up.Revision != config.DefaultRevision {
+		return up.Revision, nil
+	}
+	repo, err := r.fetcher.Repo(ctx, up.Repo)
+	if err != nil {
+		return "", err
+	}
+	refs, err := repo.Refs()
+	if err != nil {
+		return "", err
+	}
+	best := 0
+	for _, ref := range refs {
+		if info, ok := gitrepo.ParseRefName(ref.Name); ok && info.Lifecycle == gitrepo.Published && info.Package == strings.Trim(up.Package, "/") {
+			best = max(best, info.Revision)
+		}
+	}
+	if best == 0 {
+		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, up.Package, up.Package)
+	}
+	return fmt.Sprintf("v%d", best), nil
+}
+
+func (r *reconciler) files(ctx context.Context, commit, pkg string) (engine.Tree, error) {
+	f, err := r.store.Repo().Tree(ctx, commit, "/"+pkg)
+	return engine.Tree(f), err
+}
+
+func owner(files engine.Tree) string {
+	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
+	if err != nil {
+		return ""
+	}
+	return kf.Annotations[OwnerAnnotation]
+}
+
+// plan decides what one variant needs.
+func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action, error) {
+	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
+	a := Action{Variant: pv.Metadata.Name, Package: pkg}
+	if pv.Spec.Paused {
+		a.Kind, a.Why = "skip", "paused"
+		return a, nil
+	}
+	rev, err := r.upstreamRevision(ctx, pv.Spec.Upstream)
+	if err != nil {
+		return a, err
+	}
+	d := r.packages[pkg]
+	if d == nil {
+		d = &downstream{}
+	}
+	var published engine.Tree
+	if d.latest > 0 {
+		if published, err = r.files(ctx, d.latestCommit, pkg); err != nil {
+			return a, err
+		}
+		if o := owner(published); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
+			a.Kind = "skip"
+			a.Why = fmt.Sprintf("%s/v%d exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", pkg, d.latest, o)
+			return a, nil
+		}
+	}
+	desired, why, err := r.desired(ctx, pv, pkg, rev, published)
+	if err != nil {
+		return a, err
+	}
+	res, err := engine.ApplyVariant(desired, pv, r.sources)
+	if err != nil {
+		return a, err
+	}
+	a.Blocking = res.Blocking
+	out, err := engine.RenderTree(ctx, res.Tree, engine.RenderOptions{})
+	if err != nil {
+		return a, fmt.Errorf("rendering the variant: %w", err)
+	}
+	a.files = out.Tree
+	if published != nil && sameFiles(published, a.files) {
+		a.Kind, a.Why = "none", fmt.Sprintf("%s/v%d is up to date with %s@%s", pkg, d.latest, pv.Spec.Upstream.Package, rev)
+		return a, nil
+	}
+	// One open draft per variant: update it rather than opening another.
+	for _, dr := range d.drafts {
+		files, err := r.files(ctx, dr.Commit, pkg)
+		if err != nil {
+			return a, err
+		}
+		if owner(files) != pv.Metadata.Name {
+			continue
+		}
+		a.Workspace = dr.Workspace
+		switch {
+		case sameFiles(files, a.files):
+			a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, dr.Workspace)
+		case dr.Lifecycle == gitrepo.Proposed:
+			a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, dr.Workspace, why)
+		default:
+			edited, err := r.editedByOthers(dr.Commit, d)
+			if err != nil {
+				return a, err
+			}
+			if edited != "" {
+				a.Kind, a.Why = "skip", fmt.Sprintf("draft %s/%s has commits by %s: left alone; delete the draft (kptbot rpkg del) to let the variant recreate it", pkg, dr.Workspace, edited)
+			} else {
+				a.Kind, a.Why = "update-draft", why
+			}
+		}
+		return a, nil
+	}
+	a.Kind, a.Why = "create-draft", why
+	a.Workspace = r.workspace(pv.Metadata.Name, rev, pkg)
+	return a, nil
+}
+
+// desired is the package before the variant's mutations: the upstream
+// cloned (first time) or the published package merged with the upstream
+// revision (3-way, local edits kept).
+func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg, rev string, published engine.Tree) (engine.Tree, string, error) {
+	tmp, err := os.MkdirTemp("", "kptbot-reconcile-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, path.Base(pkg))
+	up := pv.Spec.Upstream
+	if published == nil {
+		if _, err := engine.Get(ctx, r.fetcher, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment}); err != nil {
+			return nil, "", err
+		}
+		files, err := engine.ReadTree(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		files[engine.KptfileName], err = engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
+		return files, fmt.Sprintf("clone %s/%s@%s", up.Repo, up.Package, rev), err
+	}
+	if err := published.Write(dir); err != nil {
+		return nil, "", err
+	}
+	why := "apply the variant's mutations"
+	kf, err := engine.DecodeKptfile(engine.KptfileName, published[engine.KptfileName])
+	if err != nil {
+		return nil, "", err
+	}
+	if kf.Upstream == nil || kf.Upstream.Git == nil || kf.Upstream.Git.Ref != rev {
+		if _, err := engine.Update(ctx, r.fetcher, dir, engine.UpdateOptions{Version: rev}); err != nil {
+			return nil, "", err
+		}
+		why = fmt.Sprintf("upgrade to %s/%s@%s", up.Repo, up.Package, rev)
+	}
+	files, err := engine.ReadTree(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	files[engine.KptfileName], err = engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
+	return files, why, err
+}
+
+// editedByOthers names the author of any commit on a draft that kptbot did
+// not write (commits since the registered branch).
+func (r *reconciler) editedByOthers(commit string, d *downstream) (string, error) {
+	c, err := r.store.Repo().Git().CommitObject(plumbingHash(commit))
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < 50 && c != nil; i++ {
+		if c.Hash.String() == r.tip || c.Hash.String() == d.latestCommit {
+			return "", nil
+		}
+		if c.Author.Email != r.store.Author.Email {
+			return c.Author.Name + " <" + c.Author.Email + ">", nil
+		}
+		if c.NumParents() == 0 {
+			return "", nil
+		}
+		if c, err = c.Parent(0); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// workspace picks a workspace name no revision of pkg has used.
+func (r *reconciler) workspace(variant, rev, pkg string) string {
+	base := variant + "-" + rev
+	used := map[string]bool{}
+	if d := r.packages[pkg]; d != nil {
+		for _, dr := range d.drafts {
+			used[dr.Workspace] = true
+		}
+	}
+	for i := 1; ; i++ {
+		ws := base
+		if i > 1 {
+			ws = fmt.Sprintf("%s-%d", base, i)
+		}
+		if !used[ws] && !r.workspaceInHistory(pkg, ws) {
+			return ws
+		}
+	}
+}
+
+func (r *reconciler) workspaceInHistory(pkg, ws string) bool {
+	for _, ref := range r.refs {
+		info, ok := gitrepo.ParseRefName(ref.Name)
+		if !ok || info.Package != pkg || info.Lifecycle != gitrepo.Published {
+			continue
+		}
+		if msg, err := r.store.Repo().CommitMessage(ref.Commit); err == nil {
+			if t, found, err := gitrepo.ParseTrailer(msg); err == nil && found && t.WorkspaceName == ws {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// orphans plans deletionPolicy for packages owned by variants that no
+// longer exist.
+func (r *reconciler) orphans(names map[string]bool) []Action {
+	var out []Action
+	pkgs := make([]string, 0, len(r.packages))
+	for p := range r.packages {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		d := r.packages[pkg]
+		if d.latest == 0 {
+			continue
+		}
+		files, err := r.files(context.Background(), d.latestCommit, pkg)
+		if err != nil {
+			continue
+		}
+		o := owner(files)
+		if o == "" || names[o] {
+			continue
+		}
+		// The variant is gone; its deletionPolicy went with it, so kptbot
+		// applies the default (delete) by proposing the deletion, which a
+		// person still approves.
+		out = append(out, Action{Variant: o, Package: pkg, Kind: "propose-delete",
+			Why: fmt.Sprintf("variant %s no longer exists; proposing deletion of %s/v%d", o, pkg, d.latest)})
+	}
+	return out
+}
+
+func (r *reconciler) apply(ctx context.Context, a *Action) error {
+	task := []byte(fmt.Sprintf(`{"type":"edit","edit":{"packageVariant":%q}}`, a.Variant))
+	switch a.Kind {
+	case "create-draft":
+		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task)
+		return err
+	case "update-draft":
+		_, err := r.store.UpdateDraft(ctx, a.Package, a.Workspace, a.files, task)
+		return err
+	case "propose-delete":
+		d := r.packages[a.Package]
+		if d == nil || d.latest == 0 {
+			return nil
+		}
+		err := r.store.ProposeDelete(ctx, a.Package, d.latest)
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil // already proposed: idempotent
+		}
+		return err
+	}
+	return nil
+}
+
+func sameFiles(a, b engine.Tree) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, x := range a {
+		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}

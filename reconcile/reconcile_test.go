@@ -1,0 +1,187 @@
+package reconcile
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+)
+
+const kptbotYAML = `apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata: {name: edge-1}
+spec:
+  deployment: true
+  injectionSources: [sites/]
+---
+apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariant
+metadata: {name: team-a}
+spec:
+  upstream: {repo: UPSTREAM, package: basens}
+  downstream: {package: team-a}
+  labels: {team: a}
+  packageContext: {data: {region: eu-west-1}}
+  pipeline:
+    mutators:
+      - name: ns
+        image: set-namespace:v0.4
+        configMap: {namespace: team-a}
+`
+
+// downstreamRepo makes a bare downstream repository whose main branch
+// holds kptbotYAML (pointing at upstream).
+func downstreamRepo(t *testing.T, upstream, cfg string) string {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "edge-1.git")
+	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	wt := gitfixture.WorkTree(t, bare)
+	gitfixture.WriteFiles(t, wt, map[string]string{
+		"kptbot.yaml": strings.ReplaceAll(cfg, "UPSTREAM", upstream),
+	})
+	gitfixture.CommitAndTag(t, wt, "config", "")
+	return bare
+}
+
+func run(t *testing.T, bare string, dry bool) []Action {
+	t.Helper()
+	s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Run(context.Background(), s, "main", Options{DryRun: dry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func kinds(plan []Action) string {
+	var k []string
+	for _, a := range plan {
+		k = append(k, a.Kind)
+	}
+	return strings.Join(k, ",")
+}
+
+func TestReconcileLifecycle(t *testing.T) {
+	t.Parallel()
+	up := gitfixture.Blueprints(t)
+	// Follow basens at v2 first: pin it, then switch to latest.
+	bare := downstreamRepo(t, strings.TrimSuffix(up, ".git"), strings.Replace(kptbotYAML, "package: basens}", "package: basens, revision: v2}", 1))
+	ctx := context.Background()
+
+	if got := kinds(run(t, bare, true)); got != "create-draft" {
+		t.Fatalf("dry run plan = %s, want create-draft", got)
+	}
+	if refs := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+		t.Fatalf("dry run wrote refs:\n%s", refs)
+	}
+	plan := run(t, bare, false)
+	if kinds(plan) != "create-draft" || plan[0].Workspace != "team-a-v2" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	if got := kinds(run(t, bare, false)); got != "none" {
+		t.Fatalf("second run = %s, want none (idempotent)", got)
+	}
+	draft := "drafts/team-a/team-a-v2"
+	kf := gitfixture.Git(t, bare, "show", draft+":team-a/Kptfile")
+	for _, want := range []string{"team: a", "kptbot.dev/package-variant: 'team-a'", "name: PackageVariant.team-a.ns.0"} {
+		if !strings.Contains(kf, want) {
+			t.Errorf("draft Kptfile lacks %q:\n%s", want, kf)
+		}
+	}
+	if ns := gitfixture.Git(t, bare, "show", draft+":team-a/resourcequota.yaml"); !strings.Contains(ns, "namespace: team-a") {
+		t.Errorf("draft not rendered:\n%s", ns)
+	}
+	if pc := gitfixture.Git(t, bare, "show", draft+":team-a/package-context.yaml"); !strings.Contains(pc, "region: eu-west-1") {
+		t.Errorf("package context:\n%s", pc)
+	}
+
+	// Publish it, with a local edit made by a person on the way.
+	s, _ := gitrepo.OpenStore(ctx, bare, "main")
+	if err := s.Propose(ctx, "team-a", "team-a-v2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Approve(ctx, "team-a", "team-a-v2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(run(t, bare, false)); got != "none" {
+		t.Fatalf("after approval = %s, want none", got)
+	}
+
+	// Follow latest: upstream has v4 → an update draft keeps the variant.
+	wt := gitfixture.WorkTree(t, bare)
+	gitfixture.WriteFiles(t, wt, map[string]string{"kptbot.yaml": strings.ReplaceAll(kptbotYAML, "UPSTREAM", strings.TrimSuffix(up, ".git"))})
+	gitfixture.CommitAndTag(t, wt, "follow latest", "")
+	plan = run(t, bare, false)
+	if kinds(plan) != "create-draft" || plan[0].Workspace != "team-a-v4" || !strings.Contains(plan[0].Why, "upgrade to") {
+		t.Fatalf("upgrade plan = %+v", plan)
+	}
+	rq := gitfixture.Git(t, bare, "show", "drafts/team-a/team-a-v4:team-a/resourcequota.yaml")
+	if !strings.Contains(rq, `cpu: "50"`) || !strings.Contains(rq, "namespace: team-a") {
+		t.Errorf("upgraded draft resourcequota.yaml:\n%s", rq)
+	}
+	if got := kinds(run(t, bare, false)); got != "none" {
+		t.Fatalf("after upgrade = %s, want none", got)
+	}
+}
+
+func TestReconcileLeavesHumanEditsAlone(t *testing.T) {
+	t.Parallel()
+	up := gitfixture.Blueprints(t)
+	bare := downstreamRepo(t, strings.TrimSuffix(up, ".git"), strings.Replace(kptbotYAML, "package: basens}", "package: basens, revision: v2}", 1))
+	run(t, bare, false)
+	// A person commits to the draft.
+	wt := gitfixture.WorkTree(t, bare)
+	gitfixture.Git(t, wt, "checkout", "-q", "drafts/team-a/team-a-v2")
+	gitfixture.WriteFiles(t, wt, map[string]string{"team-a/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"})
+	gitfixture.Git(t, wt, "add", "-A")
+	gitfixture.Git(t, wt, "commit", "-q", "-m", "my edit")
+	gitfixture.Git(t, wt, "push", "-q", "origin", "HEAD")
+	// Change the variant so it wants to edit the draft.
+	gitfixture.Git(t, wt, "checkout", "-q", "main")
+	cfg := strings.Replace(strings.Replace(kptbotYAML, "package: basens}", "package: basens, revision: v2}", 1), "team: a", "team: a2", 1)
+	gitfixture.WriteFiles(t, wt, map[string]string{"kptbot.yaml": strings.ReplaceAll(cfg, "UPSTREAM", strings.TrimSuffix(up, ".git"))})
+	gitfixture.CommitAndTag(t, wt, "relabel", "")
+	plan := run(t, bare, false)
+	if kinds(plan) != "skip" || !strings.Contains(plan[0].Why, "kptbot-test") {
+		t.Fatalf("plan = %+v, want skip naming the human author", plan)
+	}
+}
+
+// TestReconcileRace: two reconcilers at once open one draft, not two.
+func TestReconcileRace(t *testing.T) {
+	t.Parallel()
+	up := gitfixture.Blueprints(t)
+	bare := downstreamRepo(t, strings.TrimSuffix(up, ".git"), kptbotYAML)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			_, errs[i] = Run(context.Background(), s, "main", Options{})
+		}(i)
+	}
+	wg.Wait()
+	refs := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)", "refs/heads/drafts")
+	if refs != "refs/heads/drafts/team-a/team-a-v4" {
+		t.Errorf("drafts after racing reconcilers:\n%s (errors %v)", refs, errs)
+	}
+	for _, err := range errs {
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Errorf("losing reconciler failed with %v, want a conflict", err)
+		}
+	}
+}
