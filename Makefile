@@ -8,7 +8,7 @@ export CGO_ENABLED := 0
 
 BIN := bin/kptbot
 
-.PHONY: build test bench demo lint fuzz clean
+.PHONY: build test bench demo demo-engine lint fuzz clean
 
 build:
 	go build -o $(BIN) ./cmd/kptbot
@@ -22,8 +22,13 @@ test:
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./engine/...
 
+# The main job end to end on local git repositories: Porch's lifecycle and
+# package variants across an upstream and three downstream repositories.
 demo: build
-	@echo "make demo: the Porch lifecycle demo lands with the variants issue; running the engine walkthrough instead"
+	./scripts/porch-demo.sh $(BIN)
+
+# The engine walkthrough: get, edit, update keeping the edit, diff, render.
+demo-engine: build
 	./scripts/engine-walkthrough.sh $(BIN)
 
 lint:

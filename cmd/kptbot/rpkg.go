@@ -54,7 +54,7 @@ drafts/<package>/<workspace>, proposals on proposed/<package>/<workspace>,
 published revisions as tags <package>/v<N> on the registered branch. Every
 change to a draft re-renders the package with the built-in functions.`,
 	}
-	cmd.AddCommand(rpkgGet(), rpkgInit(), rpkgClone(), rpkgPull(), rpkgPush(), rpkgUpgrade(),
+	cmd.AddCommand(rpkgGet(), rpkgInit(), rpkgClone(), rpkgCopy(), rpkgPull(), rpkgPush(), rpkgUpgrade(),
 		rpkgTransition("propose", "Propose a draft for publishing", (*gitrepo.Store).Propose),
 		rpkgTransition("reject", "Send a proposal back to draft", (*gitrepo.Store).Reject),
 		rpkgApprove(), rpkgProposeDelete(), rpkgDel())
@@ -210,6 +210,53 @@ func rpkgClone() *cobra.Command {
 	}
 	f.add(cmd, true, false)
 	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "generate package-context.yaml")
+	return cmd
+}
+
+func rpkgCopy() *cobra.Command {
+	var f rpkgFlags
+	cmd := &cobra.Command{
+		Use:   "copy PACKAGE --repo URL --revision N --workspace WS",
+		Short: "Start a new draft from a published revision (to edit it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.needWorkspace(); err != nil {
+				return err
+			}
+			s, err := f.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			refs, err := s.Repo().Refs()
+			if err != nil {
+				return err
+			}
+			// --revision N, or the latest published revision.
+			n, commit := 0, ""
+			for _, r := range refs {
+				info, ok := gitrepo.ParseRefName(r.Name)
+				if !ok || info.Lifecycle != gitrepo.Published || info.Package != args[0] {
+					continue
+				}
+				if info.Revision == f.revision || (f.revision == 0 && info.Revision > n) {
+					n, commit = info.Revision, r.Commit
+				}
+			}
+			if commit == "" {
+				return fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, args[0], f.revision)
+			}
+			files, err := s.Repo().Tree(cmd.Context(), commit, "/"+args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, []byte(fmt.Sprintf(`{"type":"edit","edit":{"sourceRef":{"name":"%s/v%d"}}}`, args[0], n))); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s created from %s/v%d\n", args[0], f.workspace, args[0], n)
+			return nil
+		},
+	}
+	f.add(cmd, true, true)
 	return cmd
 }
 
