@@ -24,8 +24,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// OwnerAnnotation on a downstream Kptfile names the variant that owns it.
-const OwnerAnnotation = "kptbot.dev/package-variant"
+// Annotations kptbot keeps on a downstream Kptfile: the variant that owns
+// the package, and that variant's deletionPolicy (remembered because the
+// policy must still apply after the variant is removed from kptbot.yaml).
+const (
+	OwnerAnnotation          = "kptbot.dev/package-variant"
+	DeletionPolicyAnnotation = "kptbot.dev/deletion-policy"
+)
 
 // Action is one step of a plan.
 type Action struct {
@@ -207,12 +212,14 @@ func (r *reconciler) files(ctx context.Context, commit, pkg string) (engine.Tree
 	return engine.Tree(f), err
 }
 
-func owner(files engine.Tree) string {
+func owner(files engine.Tree) string { return annotationOf(files, OwnerAnnotation) }
+
+func annotationOf(files engine.Tree, key string) string {
 	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
 	if err != nil {
 		return ""
 	}
-	return kf.Annotations[OwnerAnnotation]
+	return kf.Annotations[key]
 }
 
 // plan decides what one variant needs.
@@ -312,7 +319,7 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 		if err != nil {
 			return nil, "", err
 		}
-		files[engine.KptfileName], err = engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
+		err = markOwned(files, pv)
 		return files, fmt.Sprintf("clone %s/%s@%s", up.Repo, up.Package, rev), err
 	}
 	if err := published.Write(dir); err != nil {
@@ -333,8 +340,20 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 	if err != nil {
 		return nil, "", err
 	}
-	files[engine.KptfileName], err = engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
-	return files, why, err
+	return files, why, markOwned(files, pv)
+}
+
+// markOwned records the owning variant and its deletionPolicy.
+func markOwned(files engine.Tree, pv config.PackageVariant) error {
+	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
+	if err != nil {
+		return err
+	}
+	if kf, err = engine.SetKptfileAnnotation(kf, DeletionPolicyAnnotation, pv.Spec.DeletionPolicy); err != nil {
+		return err
+	}
+	files[engine.KptfileName] = kf
+	return nil
 }
 
 // editedByOthers names the author of any commit on a draft that kptbot did
@@ -418,11 +437,16 @@ func (r *reconciler) orphans(names map[string]bool) []Action {
 		if o == "" || names[o] {
 			continue
 		}
-		// The variant is gone; its deletionPolicy went with it, so kptbot
-		// applies the default (delete) by proposing the deletion, which a
-		// person still approves.
+		// The variant is gone: its deletionPolicy, remembered on the
+		// package, decides. delete proposes the deletion (a person still
+		// approves it); orphan leaves the package alone.
+		if annotationOf(files, DeletionPolicyAnnotation) == "orphan" {
+			out = append(out, Action{Variant: o, Package: pkg, Kind: "none",
+				Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s/v%d", o, pkg, d.latest)})
+			continue
+		}
 		out = append(out, Action{Variant: o, Package: pkg, Kind: "propose-delete",
-			Why: fmt.Sprintf("variant %s no longer exists; proposing deletion of %s/v%d", o, pkg, d.latest)})
+			Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy delete: proposing deletion of %s/v%d", o, pkg, d.latest)})
 	}
 	return out
 }

@@ -185,3 +185,38 @@ func TestReconcileRace(t *testing.T) {
 		}
 	}
 }
+
+func TestReconcileDeletionPolicy(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	for _, policy := range []string{"delete", "orphan"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			cfg := strings.Replace(kptbotYAML, "downstream: {package: team-a}", "downstream: {package: team-a}\n  deletionPolicy: "+policy, 1)
+			bare := downstreamRepo(t, up, cfg)
+			plan := run(t, bare, false)
+			s, _ := gitrepo.OpenStore(context.Background(), bare, "main")
+			if err := s.Propose(context.Background(), "team-a", plan[0].Workspace); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Approve(context.Background(), "team-a", plan[0].Workspace); err != nil {
+				t.Fatal(err)
+			}
+			// Remove the variant from kptbot.yaml.
+			wt := gitfixture.WorkTree(t, bare)
+			gitfixture.WriteFiles(t, wt, map[string]string{"kptbot.yaml": strings.SplitN(strings.ReplaceAll(cfg, "UPSTREAM", up), "---", 2)[0]})
+			gitfixture.CommitAndTag(t, wt, "drop the variant", "")
+			want := map[string]string{"delete": "propose-delete", "orphan": "none"}[policy]
+			if got := kinds(run(t, bare, false)); got != want {
+				t.Fatalf("plan = %s, want %s", got, want)
+			}
+			branches := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)", "refs/heads/deletionProposed")
+			if (policy == "delete") != (branches == "refs/heads/deletionProposed/team-a/v1") {
+				t.Errorf("deletionProposed branches: %q", branches)
+			}
+			if got := kinds(run(t, bare, false)); got != want {
+				t.Errorf("second run = %s, want %s (idempotent)", got, want)
+			}
+		})
+	}
+}
