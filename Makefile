@@ -21,6 +21,7 @@ test:
 # kpt CLI when `kpt` is on PATH (skipped cleanly otherwise).
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./engine/...
+	go test -run '^$$' -bench . -benchtime 1x -timeout 30m ./reconcile
 
 # The main job end to end on local git repositories: Porch's lifecycle and
 # package variants across an upstream and three downstream repositories.

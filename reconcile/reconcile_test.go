@@ -35,7 +35,7 @@ spec:
 
 // downstreamRepo makes a bare downstream repository whose main branch
 // holds kptbotYAML (pointing at upstream).
-func downstreamRepo(t *testing.T, upstream, cfg string) string {
+func downstreamRepo(t testing.TB, upstream, cfg string) string {
 	t.Helper()
 	root := t.TempDir()
 	bare := filepath.Join(root, "edge-1.git")
@@ -48,7 +48,7 @@ func downstreamRepo(t *testing.T, upstream, cfg string) string {
 	return bare
 }
 
-func run(t *testing.T, bare string, dry bool) []Action {
+func run(t testing.TB, bare string, dry bool) []Action {
 	t.Helper()
 	s, err := gitrepo.OpenStore(context.Background(), bare, "main")
 	if err != nil {
