@@ -34,8 +34,10 @@ var TokenEnv = []string{"KPTBOT_GIT_TOKEN", "GIT_TOKEN", "GITHUB_TOKEN"}
 type Repo struct {
 	// URL is the repository as the user wrote it (normalized, without .git
 	// stripping), used in messages.
-	URL  string
-	repo *git.Repository
+	URL string
+	// PushURL is the URL that answered, for remote repositories.
+	PushURL string
+	repo    *git.Repository
 }
 
 // ErrRefNotFound is returned when a version resolves to nothing.
@@ -65,7 +67,7 @@ func Open(ctx context.Context, repoURL string) (*Repo, error) {
 	for _, cand := range cloneCandidates(repoURL) {
 		r, err := openRemote(ctx, cand)
 		if err == nil {
-			return &Repo{URL: repoURL, repo: r}, nil
+			return &Repo{URL: repoURL, PushURL: cand, repo: r}, nil
 		}
 		if firstErr == nil {
 			firstErr = err
@@ -130,6 +132,10 @@ func isSCPLike(u string) bool {
 	return at > 0 && colon > at && !strings.Contains(u[:colon], "/")
 }
 
+// AuthFor returns the credentials to use for repoURL: a token from the
+// environment (TokenEnv) for http(s) URLs without credentials of their own.
+func AuthFor(repoURL string) transport.AuthMethod { return authFor(repoURL) }
+
 func authFor(repoURL string) transport.AuthMethod {
 	if !strings.HasPrefix(repoURL, "https://") && !strings.HasPrefix(repoURL, "http://") {
 		return nil
@@ -144,6 +150,9 @@ func authFor(repoURL string) transport.AuthMethod {
 	}
 	return nil
 }
+
+// Redact removes any password from a URL so it can be logged.
+func Redact(u string) string { return redact(u) }
 
 // redact removes any password from a URL so it can be logged.
 func redact(u string) string {

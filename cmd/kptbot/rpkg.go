@@ -21,7 +21,7 @@ type rpkgFlags struct {
 }
 
 func (f *rpkgFlags) add(cmd *cobra.Command, workspace, revision bool) {
-	cmd.Flags().StringVar(&f.repo, "repo", "", "the repository: a local path or file:// URL (required)")
+	cmd.Flags().StringVar(&f.repo, "repo", "", "the repository: a local path, file:// or http(s) URL (required)")
 	cmd.Flags().StringVar(&f.branch, "branch", "main", "the registered branch")
 	if workspace {
 		cmd.Flags().StringVar(&f.workspace, "workspace", "", "the draft's workspace name (required)")
@@ -33,7 +33,7 @@ func (f *rpkgFlags) add(cmd *cobra.Command, workspace, revision bool) {
 
 func (f *rpkgFlags) store(ctx context.Context) (*gitrepo.Store, error) {
 	if f.repo == "" {
-		return nil, fmt.Errorf("--repo is required: the repository's local path or file:// URL")
+		return nil, fmt.Errorf("--repo is required: the repository (local path, file:// or http(s) URL)")
 	}
 	return gitrepo.OpenStore(ctx, f.repo, f.branch)
 }

@@ -29,7 +29,7 @@ nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repo == "" {
-				return fmt.Errorf("--repo is required: the repository's local path or file:// URL")
+				return fmt.Errorf("--repo is required: the repository (local path, file:// or http(s) URL)")
 			}
 			store, err := gitrepo.OpenStore(cmd.Context(), repo, branch)
 			if err != nil {
@@ -63,7 +63,7 @@ nothing.`,
 			return err
 		},
 	}
-	rec.Flags().StringVar(&repo, "repo", "", "the repository (local path or file:// URL)")
+	rec.Flags().StringVar(&repo, "repo", "", "the repository (local path, file:// or http(s) URL)")
 	rec.Flags().StringVar(&branch, "branch", "main", "the registered branch")
 	rec.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan without writing")
 	rec.Flags().StringVarP(&output, "output", "o", "text", "text or json")

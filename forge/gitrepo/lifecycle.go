@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/fetch"
@@ -22,16 +23,22 @@ var ErrConflict = errors.New("the repository changed concurrently")
 // ErrNotFound is returned for a package revision that does not exist.
 var ErrNotFound = errors.New("package revision not found")
 
-// Store writes Porch's layout into a local repository (a path or file://
-// URL, bare or not): every ref update is a compare-and-swap against the
-// value read, so two writers never clobber each other.
+// Store writes Porch's layout into a repository: a local one (a path or
+// file:// URL, bare or not) in place, a remote one (http(s), with a token
+// from the environment) through an in-memory clone and one push per ref.
+// Every ref update is a compare-and-swap against the value read (locally
+// with git's ref locking, remotely with the push's expected old value), so
+// two writers never clobber each other.
 type Store struct {
 	repo   *fetch.Repo
 	git    *git.Repository
 	branch string
 	// lock serializes writers on this machine (git's own ref updates are
-	// compare-and-swap, but "create the tag vN+1" is not).
+	// compare-and-swap, but "create the tag vN+1" is not); empty for remote
+	// repositories, where the server's checks serialize writers.
 	lock string
+	// remote is set for repositories written through pushes.
+	remote bool
 	// Author signs commits; Now dates them.
 	Author object.Signature
 	Now    func() time.Time
@@ -45,7 +52,11 @@ func OpenStore(ctx context.Context, url, branch string) (*Store, error) {
 		return nil, err
 	}
 	if !repo.IsLocal() {
-		return nil, fmt.Errorf("%s: writing to remote repositories is not supported yet: use a local path or file:// URL", url)
+		return &Store{
+			repo: repo, git: repo.Git(), branch: branch, remote: true,
+			Author: object.Signature{Name: "kptbot", Email: "kptbot@localhost"},
+			Now:    time.Now,
+		}, nil
 	}
 	dir := strings.TrimPrefix(url, "file://")
 	if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
@@ -64,6 +75,9 @@ func OpenStore(ctx context.Context, url, branch string) (*Store, error) {
 // a minute: the lock file is created exclusively, so concurrent kptbot
 // processes take turns.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
+	if s.remote {
+		return fn()
+	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		f, err := os.OpenFile(s.lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
@@ -107,12 +121,40 @@ func (s *Store) setRef(name string, old *plumbing.Reference, h plumbing.Hash) er
 		} else if cur != nil {
 			return fmt.Errorf("%w: %s already exists", ErrConflict, name)
 		}
-		return s.git.Storer.SetReference(newRef)
-	}
-	if err := s.git.Storer.CheckAndSetReference(newRef, old); err != nil {
+		if err := s.git.Storer.SetReference(newRef); err != nil {
+			return err
+		}
+	} else if err := s.git.Storer.CheckAndSetReference(newRef, old); err != nil {
 		return fmt.Errorf("%w: %s moved: %v", ErrConflict, name, err)
 	}
+	if s.remote {
+		return s.push(name, name, old)
+	}
 	return nil
+}
+
+// push sends one ref update (src "" deletes dst) to the remote, requiring
+// the remote ref to still be old (absent when old is nil).
+func (s *Store) push(src, dst string, old *plumbing.Reference) error {
+	opts := &git.PushOptions{
+		RemoteName: "origin",
+		RemoteURL:  s.repo.PushURL,
+		RefSpecs:   []config.RefSpec{config.RefSpec(src + ":" + dst)},
+		Auth:       fetch.AuthFor(s.repo.PushURL),
+	}
+	if old != nil {
+		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(old.Hash().String() + ":" + dst)}
+	}
+	err := s.git.Push(opts)
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+		return nil
+	case strings.Contains(err.Error(), "required to be"), strings.Contains(err.Error(), "non-fast-forward"),
+		strings.Contains(err.Error(), "already exists"), strings.Contains(err.Error(), "rejected"):
+		return fmt.Errorf("%w: pushing %s to %s: %v", ErrConflict, dst, fetch.Redact(s.repo.URL), err)
+	default:
+		return fmt.Errorf("pushing %s to %s: %w", dst, fetch.Redact(s.repo.URL), err)
+	}
 }
 
 // removeRef deletes name if it still points where it did.
@@ -124,7 +166,13 @@ func (s *Store) removeRef(name string, old *plumbing.Reference) error {
 	if cur == nil || cur.Hash() != old.Hash() {
 		return fmt.Errorf("%w: %s moved", ErrConflict, name)
 	}
-	return s.git.Storer.RemoveReference(plumbing.ReferenceName(name))
+	if err := s.git.Storer.RemoveReference(plumbing.ReferenceName(name)); err != nil {
+		return err
+	}
+	if s.remote {
+		return s.push("", name, old)
+	}
+	return nil
 }
 
 // commit writes a commit of tree with parent and Porch's trailer.
@@ -319,7 +367,10 @@ func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 		return 0, err
 	}
 	if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
-		_ = s.git.Storer.RemoveReference(plumbing.ReferenceName(TagName(pkg, n)))
+		// Give the revision number back; nothing else moved.
+		if tag, terr := s.ref(TagName(pkg, n)); terr == nil && tag != nil {
+			_ = s.removeRef(TagName(pkg, n), tag)
+		}
 		return 0, err
 	}
 	return n, s.removeRef(ProposedBranch(pkg, ws), prop)

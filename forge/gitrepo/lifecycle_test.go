@@ -174,3 +174,50 @@ func TestCheckNames(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleOverHTTP writes through git's smart HTTP protocol (git
+// http-backend), as kptbot does against a remote: pushes carry the
+// expected old values, so a writer with a stale view is refused.
+func TestLifecycleOverHTTP(t *testing.T) {
+	t.Parallel()
+	_, bare := newStore(t)
+	gitfixture.Git(t, bare, "config", "http.receivepack", "true")
+	srv := gitfixture.HTTPServer(t, filepath.Dir(bare))
+	url := srv.URL + "/" + filepath.Base(bare)
+	ctx := context.Background()
+	s1, err := OpenStore(ctx, url, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{"a", "b"} {
+		if _, err := s1.CreateDraft(ctx, "ns", ws, nsPackage, []byte(`{"type":"init"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s1.Propose(ctx, "ns", ws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, err := OpenStore(ctx, url, "main") // sees both proposals, no tags
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s1.Approve(ctx, "ns", "a"); err != nil || n != 1 {
+		t.Fatalf("Approve over HTTP = %d, %v", n, err)
+	}
+	if _, err := stale.Approve(ctx, "ns", "b"); !errors.Is(err, ErrConflict) {
+		t.Errorf("approval from a stale clone: %v, want ErrConflict", err)
+	}
+	refs := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)")
+	if refs != "refs/heads/main\nrefs/heads/proposed/ns/b\nrefs/tags/ns/v1" {
+		t.Errorf("refs after HTTP writes:\n%s", refs)
+	}
+	gitfixture.Git(t, bare, "fsck", "--strict")
+	// A fresh clone approves b as v2.
+	fresh, err := OpenStore(ctx, url, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := fresh.Approve(ctx, "ns", "b"); err != nil || n != 2 {
+		t.Fatalf("fresh Approve = %d, %v", n, err)
+	}
+}
