@@ -268,7 +268,7 @@ func TestPkgList(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	want := "team-a   v1      ws2     -         file://" + strings.TrimSuffix(bare, ".git") + ".git/basens@v2"
+	want := "team-a   v1      ws2     -         file://" + strings.TrimSuffix(bare, ".git") + ".git/basens@v2  v4"
 	if !strings.Contains(out, want) {
 		t.Errorf("pkg list:\n%s\nwant a row %q", out, want)
 	}

@@ -70,14 +70,16 @@ diff printed by kptbot itself (no diff tool needed).
 
 func newPkgListCmd() *cobra.Command {
 	var repoURL, branch string
+	var checkUpstream bool
 	cmd := &cobra.Command{
 		Use:   "list --repo URL",
 		Short: "List a repository's packages: latest revision, open drafts and proposals, upstream",
 		Long: `List the packages of a git repository laid out as Porch lays it out (tags
 <package>/v<N>, drafts/, proposed/ and deletionProposed/ branches): one row per
 package with its latest published revision, open drafts and proposals, and the
-upstream its latest revision was cloned from. Commits whose kpt trailer cannot
-be read are reported as warnings.`,
+upstream its latest revision was cloned from, and whether that upstream has a
+newer revision. Commits whose kpt trailer cannot be read, and upstreams that
+cannot be read, are reported as warnings.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repoURL == "" {
@@ -91,14 +93,17 @@ be read are reported as warnings.`,
 			if err != nil {
 				return err
 			}
+			if checkUpstream {
+				l.CheckUpstreams(cmd.Context(), fetch.NewClient())
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "PACKAGE\tLATEST\tDRAFTS\tPROPOSED\tUPSTREAM")
+			fmt.Fprintln(w, "PACKAGE\tLATEST\tDRAFTS\tPROPOSED\tUPSTREAM\tNEWER UPSTREAM")
 			for _, p := range l.Packages {
 				latest := "-"
 				if p.Latest > 0 {
 					latest = fmt.Sprintf("v%d", p.Latest)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, latest, dash(strings.Join(p.Drafts, ",")), dash(strings.Join(p.Proposals, ",")), dash(p.Upstream))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, latest, dash(strings.Join(p.Drafts, ",")), dash(strings.Join(p.Proposals, ",")), dash(p.Upstream), dash(p.NewerUpstream))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -111,6 +116,7 @@ be read are reported as warnings.`,
 	}
 	cmd.Flags().StringVar(&repoURL, "repo", "", "the repository (git URL or local path)")
 	cmd.Flags().StringVar(&branch, "branch", "main", "the registered branch")
+	cmd.Flags().BoolVar(&checkUpstream, "check-upstream", true, "read each upstream to report newer revisions")
 	return cmd
 }
 

@@ -32,7 +32,14 @@ type Package struct {
 	// Upstream is the latest revision's Kptfile upstream (repo, directory
 	// and ref), when it has one.
 	Upstream string
+	// NewerUpstream is the upstream's latest revision when it is newer than
+	// the one the package follows ("" when up to date or unknown).
+	NewerUpstream string
+
+	upstream *upstreamRef
 }
+
+type upstreamRef struct{ repo, dir, ref string }
 
 // Listing is a repository's packages and what could not be read.
 type Listing struct {
@@ -114,6 +121,41 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 	return l, nil
 }
 
+// CheckUpstreams fills NewerUpstream for packages whose upstream follows
+// Porch-style revisions (<dir>/v<N> tags): the highest such tag, when it is
+// newer than the revision followed. Upstreams that cannot be read become
+// warnings.
+func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
+	for i := range l.Packages {
+		p := &l.Packages[i]
+		u := p.upstream
+		if u == nil {
+			continue
+		}
+		repo, err := f.Repo(ctx, u.repo)
+		if err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: upstream %s: %v", p.Name, u.repo, err))
+			continue
+		}
+		refs, err := repo.Refs()
+		if err != nil {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: upstream %s: %v", p.Name, u.repo, err))
+			continue
+		}
+		pkg := strings.Trim(u.dir, "/")
+		best := 0
+		for _, r := range refs {
+			if info, ok := ParseRefName(r.Name); ok && info.Lifecycle == Published && info.Package == pkg {
+				best = max(best, info.Revision)
+			}
+		}
+		current, ok := ParseRevision(strings.TrimPrefix(u.ref, pkg+"/"))
+		if best > 0 && ok && best > current {
+			p.NewerUpstream = fmt.Sprintf("v%d", best)
+		}
+	}
+}
+
 // upstreamOf reads the latest published revision's Kptfile upstream.
 func upstreamOf(ctx context.Context, repo *fetch.Repo, p *Package) string {
 	for _, r := range p.Revisions {
@@ -129,6 +171,7 @@ func upstreamOf(ctx context.Context, repo *fetch.Repo, p *Package) string {
 			return ""
 		}
 		g := kf.Upstream.Git
+		p.upstream = &upstreamRef{repo: g.Repo, dir: g.Directory, ref: g.Ref}
 		return strings.TrimSuffix(g.Repo, ".git") + ".git" + g.Directory + "@" + g.Ref
 	}
 	return ""
