@@ -65,9 +65,13 @@ func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options)
 	if err := r.load(ctx, opts); err != nil {
 		return nil, err
 	}
+	variants, err := r.variants()
+	if err != nil {
+		return nil, err
+	}
 	var plan []Action
 	names := map[string]bool{}
-	for _, pv := range r.cfg.Variants {
+	for _, pv := range variants {
 		names[pv.Metadata.Name] = true
 		a, err := r.plan(ctx, pv)
 		if err != nil {
@@ -179,6 +183,32 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// variants are the repository's PackageVariants plus those its
+// PackageVariantSets generate for this repository (a set's targets name
+// the repository by its Repository metadata.name, or select it by its
+// metadata.labels).
+func (r *reconciler) variants() ([]config.PackageVariant, error) {
+	out := append([]config.PackageVariant(nil), r.cfg.Variants...)
+	self := config.Object{Name: r.cfg.Repository.Metadata.Name, Labels: r.cfg.Repository.Metadata.Labels}
+	for _, set := range r.cfg.Sets {
+		generated, err := config.Expand(set, config.ExpandInput{
+			Upstream:     config.Object{Name: set.Spec.Upstream.Package},
+			Repositories: []config.Object{self},
+		})
+		if err != nil {
+			return nil, err
+		}
+		var mine []config.PackageVariant
+		for _, pv := range generated {
+			if pv.Spec.Downstream.Repo == self.Name {
+				mine = append(mine, pv)
+			}
+		}
+		out = append(out, config.Defaults(&config.File{Repository: r.cfg.Repository, Variants: mine}).Variants...)
+	}
+	return out, nil
 }
 
 // upstreamRevision resolves a variant's upstream revision: latest is the

@@ -220,3 +220,39 @@ func TestReconcileDeletionPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileVariantSet: a PackageVariantSet in the repository's
+// kptbot.yaml that selects it by label generates a variant here.
+func TestReconcileVariantSet(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	cfg := `apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata: {name: edge-7, labels: {tier: edge}}
+spec: {}
+---
+apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata: {name: edge-ns}
+spec:
+  upstream: {repo: UPSTREAM, package: basens, revision: v3}
+  targets:
+    - repositorySelector: {matchLabels: {tier: edge}}
+      template:
+        downstream: {packageExpr: "repository.name + '-ns'"}
+        labelExprs: [{key: site, valueExpr: "repository.name"}]
+    - repositories: [{name: somewhere-else}]
+`
+	bare := downstreamRepo(t, up, cfg)
+	plan := run(t, bare, false)
+	if kinds(plan) != "create-draft" || plan[0].Package != "edge-7-ns" || plan[0].Variant != "edge-ns-edge-7-edge-7-ns" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	kf := gitfixture.Git(t, bare, "show", "drafts/edge-7-ns/"+plan[0].Workspace+":edge-7-ns/Kptfile")
+	if !strings.Contains(kf, "site: edge-7") {
+		t.Errorf("generated variant's label missing:\n%s", kf)
+	}
+	if got := kinds(run(t, bare, false)); got != "none" {
+		t.Errorf("second run = %s, want none", got)
+	}
+}

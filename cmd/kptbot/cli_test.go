@@ -336,3 +336,22 @@ func TestRpkgLifecycle(t *testing.T) {
 	}
 	gitfixture.Git(t, deploy, "fsck", "--strict")
 }
+
+func TestVariantsExpand(t *testing.T) {
+	t.Parallel()
+	out, stderr, code := kptbot(t, "variants", "expand", filepath.Join("..", "..", "config", "testdata", "design-example.yaml"), "--repository", "edge-2:kptbot.dev/topic=edge", "--repository", "core-1:kptbot.dev/topic=core")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if strings.Count(out, "kind: PackageVariant\n") != 3 || !strings.Contains(out, "name: edge-namespaces-edge-2-edge-2-ns") || strings.Contains(out, "core-1") {
+		t.Errorf("expand:\n%s", out)
+	}
+	// The output is itself a valid kptbot.yaml.
+	f := filepath.Join(t.TempDir(), "kptbot.yaml")
+	if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := kptbot(t, "config", "validate", f); code != 0 {
+		t.Errorf("expanded variants do not validate: %s", stderr)
+	}
+}

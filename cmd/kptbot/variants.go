@@ -3,7 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+
+	"github.com/kptbot/kptbot/config"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/reconcile"
@@ -67,6 +71,67 @@ nothing.`,
 	rec.Flags().StringVar(&branch, "branch", "main", "the registered branch")
 	rec.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan without writing")
 	rec.Flags().StringVarP(&output, "output", "o", "text", "text or json")
-	cmd.AddCommand(rec)
+	cmd.AddCommand(rec, newVariantsExpandCmd())
+	return cmd
+}
+
+func newVariantsExpandCmd() *cobra.Command {
+	var repos []string
+	cmd := &cobra.Command{
+		Use:   "expand [FILE] --repository NAME[:key=value,...] ...",
+		Short: "Print the PackageVariants a file's PackageVariantSets generate",
+		Long: `Expand every PackageVariantSet of a kptbot.yaml into PackageVariants, as
+Porch's PackageVariantSet controller does (explicit repositories, selectors
+over the repositories given with --repository NAME:label=value,..., CEL
+templates), and print them as YAML documents.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := findConfig(args)
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", name, err)
+			}
+			f, err := config.Parse(name, b)
+			if err != nil {
+				return err
+			}
+			var in config.ExpandInput
+			for _, r := range repos {
+				n, labels, _ := strings.Cut(r, ":")
+				obj := config.Object{Name: n, Labels: map[string]string{}}
+				for _, kv := range strings.Split(labels, ",") {
+					if kv == "" {
+						continue
+					}
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return fmt.Errorf("--repository %q: labels must be key=value", r)
+					}
+					obj.Labels[k] = v
+				}
+				in.Repositories = append(in.Repositories, obj)
+			}
+			out := cmd.OutOrStdout()
+			for _, set := range f.Sets {
+				in.Upstream = config.Object{Name: set.Spec.Upstream.Package}
+				pvs, err := config.Expand(set, in)
+				if err != nil {
+					return err
+				}
+				for _, pv := range pvs {
+					y, err := sigsyaml.Marshal(pv)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(out, "---\n%s", y)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&repos, "repository", nil, "a repository selectors may match: NAME or NAME:key=value,key=value (repeatable)")
 	return cmd
 }
