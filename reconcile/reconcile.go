@@ -313,7 +313,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		case dr.Lifecycle == gitrepo.Proposed:
 			a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, dr.Workspace, why)
 		default:
-			edited, err := r.editedByOthers(dr.Commit, d)
+			edited, err := r.editedByOthers(dr.Commit)
 			if err != nil {
 				return a, err
 			}
@@ -386,22 +386,32 @@ func markOwned(files engine.Tree, pv config.PackageVariant) error {
 	return nil
 }
 
-// editedByOthers names the author of any commit on a draft that kptbot did
-// not write (commits since the registered branch).
-func (r *reconciler) editedByOthers(commit string, d *downstream) (string, error) {
-	c, err := r.store.Repo().Git().CommitObject(plumbingHash(commit))
+// editedByOthers names the author of any commit on a draft, since it
+// forked from the registered branch, that kptbot did not write.
+func (r *reconciler) editedByOthers(commit string) (string, error) {
+	repo := r.store.Repo().Git()
+	c, err := repo.CommitObject(plumbingHash(commit))
 	if err != nil {
 		return "", err
 	}
-	for i := 0; i < 50 && c != nil; i++ {
-		if c.Hash.String() == r.tip || c.Hash.String() == d.latestCommit {
-			return "", nil
-		}
+	tip, err := repo.CommitObject(plumbingHash(r.tip))
+	if err != nil {
+		return "", err
+	}
+	bases, err := c.MergeBase(tip)
+	if err != nil {
+		return "", err
+	}
+	stop := map[string]bool{}
+	for _, b := range bases {
+		stop[b.Hash.String()] = true
+	}
+	for i := 0; i < 1000 && c != nil && !stop[c.Hash.String()]; i++ {
 		if c.Author.Email != r.store.Author.Email {
 			return c.Author.Name + " <" + c.Author.Email + ">", nil
 		}
 		if c.NumParents() == 0 {
-			return "", nil
+			break
 		}
 		if c, err = c.Parent(0); err != nil {
 			return "", err

@@ -256,3 +256,30 @@ spec:
 		t.Errorf("second run = %s, want none", got)
 	}
 }
+
+// TestReconcileUpdatesOpenDraft: a newer upstream while the variant's
+// draft is still open updates that draft instead of opening a second one.
+func TestReconcileUpdatesOpenDraft(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	pinned := func(rev string) string {
+		return strings.ReplaceAll(strings.Replace(kptbotYAML, "package: basens}", "package: basens, revision: "+rev+"}", 1), "UPSTREAM", up)
+	}
+	bare := downstreamRepo(t, up, pinned("v2"))
+	first := run(t, bare, false)
+	wt := gitfixture.WorkTree(t, bare)
+	gitfixture.WriteFiles(t, wt, map[string]string{"kptbot.yaml": pinned("v3")})
+	gitfixture.CommitAndTag(t, wt, "follow v3", "")
+	plan := run(t, bare, false)
+	if kinds(plan) != "update-draft" || plan[0].Workspace != first[0].Workspace {
+		t.Fatalf("plan = %+v, want update-draft of %s", plan, first[0].Workspace)
+	}
+	drafts := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)", "refs/heads/drafts")
+	if drafts != "refs/heads/drafts/team-a/"+first[0].Workspace {
+		t.Errorf("drafts = %q, want one", drafts)
+	}
+	rq := gitfixture.Git(t, bare, "show", "drafts/team-a/"+first[0].Workspace+":team-a/resourcequota.yaml")
+	if !strings.Contains(rq, `cpu: "50"`) {
+		t.Errorf("open draft not moved to v3:\n%s", rq)
+	}
+}

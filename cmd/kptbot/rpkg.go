@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -35,7 +38,38 @@ func (f *rpkgFlags) store(ctx context.Context) (*gitrepo.Store, error) {
 	if f.repo == "" {
 		return nil, fmt.Errorf("--repo is required: the repository (local path, file:// or http(s) URL)")
 	}
-	return gitrepo.OpenStore(ctx, f.repo, f.branch)
+	s, err := gitrepo.OpenStore(ctx, f.repo, f.branch)
+	if err != nil {
+		return nil, err
+	}
+	// rpkg commits are a person's: sign them as that person, so the
+	// variant reconciler (which signs as kptbot) knows to leave them alone.
+	s.Author = personAuthor()
+	return s, nil
+}
+
+// personAuthor is the git identity of whoever runs the CLI: GIT_AUTHOR_NAME
+// and GIT_AUTHOR_EMAIL, else the global git config, else user@host.
+func personAuthor() object.Signature {
+	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
+	if name == "" || email == "" {
+		if cfg, err := gitconfig.LoadConfig(gitconfig.GlobalScope); err == nil {
+			name, email = firstNonEmpty(name, cfg.User.Name), firstNonEmpty(email, cfg.User.Email)
+		}
+	}
+	if email == "" {
+		host, _ := os.Hostname()
+		u := os.Getenv("USER")
+		email = firstNonEmpty(u, "user") + "@" + firstNonEmpty(host, "localhost")
+	}
+	return object.Signature{Name: firstNonEmpty(name, email), Email: email}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func (f *rpkgFlags) needWorkspace() error {
