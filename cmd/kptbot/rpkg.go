@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/forge/gitrepo"
