@@ -71,6 +71,14 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
+// workspaceStore opens the repository for a verb that needs --workspace.
+func (f *rpkgFlags) workspaceStore(ctx context.Context) (*gitrepo.Store, error) {
+	if err := f.needWorkspace(); err != nil {
+		return nil, err
+	}
+	return f.store(ctx)
+}
+
 func (f *rpkgFlags) needWorkspace() error {
 	if f.workspace == "" {
 		return fmt.Errorf("--workspace is required: the draft's workspace name")
@@ -160,10 +168,7 @@ func rpkgInit() *cobra.Command {
 		Short: "Create a new package as a draft",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -203,14 +208,11 @@ func rpkgClone() *cobra.Command {
 		Short: "Create a draft by cloning an upstream package (kpt pkg get into the repository)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
 			ref, err := fetch.ParseRef(args[0], fetch.IsLocalRepo)
 			if err != nil {
 				return err
 			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -253,10 +255,7 @@ func rpkgCopy() *cobra.Command {
 		Short: "Start a new draft from a published revision (to edit it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -315,10 +314,7 @@ func rpkgPull() *cobra.Command {
 		Short: "Write a draft's files to a local directory for editing",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -343,10 +339,7 @@ func rpkgPush() *cobra.Command {
 		Short: "Replace a draft's files with a local directory's (re-rendered)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -377,10 +370,7 @@ func rpkgUpgrade() *cobra.Command {
 		Short: "Merge a newer upstream into a draft (3-way, like kpt pkg update)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -431,10 +421,7 @@ func rpkgTransition(name, short string, op func(*gitrepo.Store, context.Context,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -456,10 +443,7 @@ func rpkgApprove() *cobra.Command {
 		Short: "Publish a proposal: commit it onto the registered branch and tag <package>/v<N>",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.needWorkspace(); err != nil {
-				return err
-			}
-			s, err := f.store(cmd.Context())
+			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
