@@ -230,7 +230,7 @@ func applyPackageContext(t Tree, pc *config.PackageContext) error {
 		return fmt.Errorf("%s: must hold exactly one ConfigMap named %s, found %s", PackageContextFile, PackageContextConfigMap, describeObjects(nodes))
 	}
 	cm := nodes[0].YNode()
-	data := ynField(cm, "data")
+	data := mapValue(cm, "data")
 	if data == nil || data.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s: ConfigMap %s: data: must be a map (kpt writes data.name)", PackageContextFile, PackageContextConfigMap)
 	}
@@ -288,18 +288,18 @@ func applyVariantPipeline(kf *yaml.Node, pvName string, p *config.Pipeline) erro
 	if p != nil {
 		want["mutators"], want["validators"] = p.Mutators, p.Validators
 	}
-	pipeline := ynField(kf, "pipeline")
+	pipeline := mapValue(kf, "pipeline")
 	touched := false
 	for _, field := range []string{"mutators", "validators"} {
 		var list *yaml.Node
 		if pipeline != nil && pipeline.Kind == yaml.MappingNode {
-			list = ynField(pipeline, field)
+			list = mapValue(pipeline, field)
 		}
 		var kept []*yaml.Node
 		removed := 0
 		if list != nil && list.Kind == yaml.SequenceNode {
 			for _, item := range list.Content {
-				if n := ynField(item, "name"); n != nil && isVariantFunc(n.Value, pvName) {
+				if n := mapValue(item, "name"); n != nil && isVariantFunc(n.Value, pvName) {
 					removed++
 					continue
 				}
@@ -524,7 +524,7 @@ func (ip *injectionPoint) injectFrom(n *yaml.RNode, src injectionSource) (bool, 
 		field = "data"
 	}
 	srcName := src.node.GetName()
-	value := ynField(src.node.YNode(), field)
+	value := mapValue(src.node.YNode(), field)
 	if value == nil {
 		ip.message = fmt.Sprintf("field %q not found in resource %q", field, srcName)
 		if src.path != "" {
@@ -574,7 +574,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 	}
 	if len(gates) > 0 {
 		info := ynEnsureMap(kf, "info", "pipeline", "inventory", "status")
-		list := ynField(info, "readinessGates")
+		list := mapValue(info, "readinessGates")
 		if list == nil || list.Kind != yaml.SequenceNode {
 			list = &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 			ynSet(info, "readinessGates", list)
@@ -582,7 +582,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 		list.Style &^= yaml.FlowStyle
 		have := map[string]bool{}
 		for _, g := range list.Content {
-			if c := ynField(g, "conditionType"); c != nil {
+			if c := mapValue(g, "conditionType"); c != nil {
 				have[c.Value] = true
 			}
 		}
@@ -595,7 +595,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 		}
 	}
 	status := ynEnsureMap(kf, "status")
-	conds := ynField(status, "conditions")
+	conds := mapValue(status, "conditions")
 	if conds == nil || conds.Kind != yaml.SequenceNode {
 		conds = &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 		ynSet(status, "conditions", conds)
@@ -611,7 +611,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 	fields := [][2]string{{"type", c.Type}, {"status", string(c.Status)}, {"reason", c.Reason}, {"message", c.Message}}
 	for _, n := range conds.Content {
-		if t := ynField(n, "type"); t == nil || t.Value != c.Type || n.Kind != yaml.MappingNode {
+		if t := mapValue(n, "type"); t == nil || t.Value != c.Type || n.Kind != yaml.MappingNode {
 			continue
 		}
 		for _, f := range fields[1:] {
@@ -631,7 +631,7 @@ func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 		ynSetString(n, f[0], f[1])
 		if f[0] == "status" {
 			// as the Rendered condition: status: "True"
-			ynField(n, "status").Style = yaml.DoubleQuotedStyle
+			mapValue(n, "status").Style = yaml.DoubleQuotedStyle
 		}
 	}
 	conds.Content = append(conds.Content, n)
@@ -639,18 +639,6 @@ func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 
 // --- small layout-preserving yaml.Node helpers ---------------------------------
 
-// ynField returns the value of key in the mapping m, or nil.
-func ynField(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
 
 // ynSet sets key to value in the mapping m, in place when key exists,
 // else before the first of the keys in before that m holds, else at the end.
@@ -676,7 +664,7 @@ func ynSet(m *yaml.Node, key string, value *yaml.Node, before ...string) {
 // ynEnsureMap returns the mapping under key in m, creating it (see
 // ynSet for where) when missing or null.
 func ynEnsureMap(m *yaml.Node, key string, before ...string) *yaml.Node {
-	if v := ynField(m, key); v != nil && v.Kind == yaml.MappingNode {
+	if v := mapValue(m, key); v != nil && v.Kind == yaml.MappingNode {
 		v.Style &^= yaml.FlowStyle
 		return v
 	}
@@ -690,7 +678,7 @@ func ynEnsureMap(m *yaml.Node, key string, before ...string) *yaml.Node {
 // changes; YAML quoting is added where the text would otherwise read as
 // another type.
 func ynSetString(m *yaml.Node, key, value string) {
-	if v := ynField(m, key); v != nil && v.Kind == yaml.ScalarNode {
+	if v := mapValue(m, key); v != nil && v.Kind == yaml.ScalarNode {
 		if v.Value == value && v.ShortTag() == yaml.NodeTagString {
 			return
 		}
@@ -712,7 +700,7 @@ func ynSetStrings(root *yaml.Node, path []string, kv map[string]string) error {
 	}
 	m := root
 	for _, p := range path {
-		if v := ynField(m, p); v != nil && v.Kind != yaml.MappingNode && v.ShortTag() != yaml.NodeTagNull {
+		if v := mapValue(m, p); v != nil && v.Kind != yaml.MappingNode && v.ShortTag() != yaml.NodeTagNull {
 			return fmt.Errorf("is a %s, not a map", v.ShortTag())
 		}
 		// metadata.labels goes before annotations, as Kubernetes writes it

@@ -26,13 +26,9 @@ Every problem is reported with its file, line, document, field path, value
 and what was expected; the exit status is 1 when there is any.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := findConfig(args)
+			name, b, err := readConfig(args)
 			if err != nil {
 				return err
-			}
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", name, err)
 			}
 			f, err := config.Parse(name, b)
 			out := cmd.OutOrStdout()
@@ -81,6 +77,19 @@ and what was expected; the exit status is 1 when there is any.`,
 	}
 	cmd.AddCommand(validate, schema)
 	return cmd
+}
+
+// readConfig reads the kptbot.yaml named in args, or found by findConfig.
+func readConfig(args []string) (string, []byte, error) {
+	name, err := findConfig(args)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return name, b, nil
 }
 
 func findConfig(args []string) (string, error) {

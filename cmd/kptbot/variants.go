@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
@@ -86,13 +85,9 @@ over the repositories given with --repository NAME:label=value,..., CEL
 templates), and print them as YAML documents.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := findConfig(args)
+			name, b, err := readConfig(args)
 			if err != nil {
 				return err
-			}
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", name, err)
 			}
 			f, err := config.Parse(name, b)
 			if err != nil {
