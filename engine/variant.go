@@ -639,7 +639,6 @@ func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 
 // --- small layout-preserving yaml.Node helpers ---------------------------------
 
-
 // ynSet sets key to value in the mapping m, in place when key exists,
 // else before the first of the keys in before that m holds, else at the end.
 func ynSet(m *yaml.Node, key string, value *yaml.Node, before ...string) {
