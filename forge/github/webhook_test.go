@@ -205,3 +205,37 @@ func BenchmarkParseWebhook(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
 }
+
+// BenchmarkParseWebhookMix runs a typical mix of deliveries: pushes,
+// pull request updates, reviews and comments.
+func BenchmarkParseWebhookMix(b *testing.B) {
+	mix := []struct{ event, file string }{
+		{"push", "derived/push.branch-update.payload.json"},
+		{"pull_request", "pull_request/opened.payload.json"},
+		{"pull_request_review", "derived/pull_request_review.submitted.approved.payload.json"},
+		{"issue_comment", "derived/issue_comment.created.on-pull-request.payload.json"},
+	}
+	type d struct {
+		event string
+		body  []byte
+		sig   string
+	}
+	var ds []d
+	for _, m := range mix {
+		body := payload(b, m.file)
+		ds = append(ds, d{m.event, body, sign(secret, body)})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			x := ds[i%len(ds)]
+			i++
+			if _, err := ParseWebhook(delivery(x.event, x.body, x.sig), secret, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
