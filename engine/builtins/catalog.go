@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
 	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
@@ -32,8 +33,17 @@ func runApplyReplacements(rl *resourceList) error {
 	return preserving(rl, func(rl *resourceList) error { return runSDK(rl, replacements.ApplyReplacements) })
 }
 
+// starlarkMu serializes starlark runs: the catalog's starlark sets
+// go.starlark.net's package-level resolve options on every run, which is a
+// data race when two renders run starlark at once (as the bot does).
+var starlarkMu sync.Mutex
+
 func runStarlark(rl *resourceList) error {
-	return preserving(rl, func(rl *resourceList) error { return runSDK(rl, starlark.Process) })
+	return preserving(rl, func(rl *resourceList) error {
+		starlarkMu.Lock()
+		defer starlarkMu.Unlock()
+		return runSDK(rl, starlark.Process)
+	})
 }
 
 // preserving runs p and then gives each output item that corresponds to an
