@@ -11,7 +11,6 @@ import (
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/lib/update"
 	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
-	"sigs.k8s.io/kustomize/kyaml/copyutil"
 )
 
 // UpdateOptions configures Update.
@@ -132,11 +131,17 @@ func applyPresence(sub, localPath, updatedPath, originPath string, localExists, 
 		if err := addMergeCommentsToDirs(originPath); err != nil {
 			return true, err
 		}
-		d, err := copyutil.Diff(originPath, localPath)
+		// kyaml's copyutil.Diff would do, but it prints every difference
+		// to stdout, which would corrupt `pkg update -o json`.
+		origin, err := ReadTree(originPath)
 		if err != nil {
 			return true, err
 		}
-		if d.Len() == 0 {
+		local, err := ReadTree(localPath)
+		if err != nil {
+			return true, err
+		}
+		if added, removed, modified := origin.Changes(local); len(added)+len(removed)+len(modified) == 0 {
 			return true, os.RemoveAll(localPath)
 		}
 		return true, nil
