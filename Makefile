@@ -8,13 +8,17 @@ export CGO_ENABLED := 0
 
 BIN := bin/kptbot
 
-.PHONY: build test bench demo demo-engine lint fuzz clean
+.PHONY: build test test-race bench demo demo-engine lint fuzz clean
 
 build:
 	go build -o $(BIN) ./cmd/kptbot
 
 test:
 	go test ./...
+
+# The tests under the race detector (needs cgo; slower).
+test-race:
+	CGO_ENABLED=1 go test -race ./...
 
 # Benchmarks: render 1k/10k resources through a 5-function built-in pipeline,
 # and a resource-merge update of a 1k-resource package. Also compares with the
@@ -39,6 +43,9 @@ lint:
 fuzz:
 	go test -run '^$$' -fuzz FuzzParseRef -fuzztime 30s ./fetch
 	go test -run '^$$' -fuzz FuzzUnified -fuzztime 30s -fuzzminimizetime 0 ./engine/textdiff
+	go test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 0 ./config
+	go test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s -fuzzminimizetime 0 ./forge/github
+	go test -run '^$$' -fuzz FuzzParseWebhook -fuzztime 30s -fuzzminimizetime 0 ./forge/gitlab
 
 clean:
 	rm -rf bin
