@@ -149,15 +149,32 @@ func TestInteractiveGoesFirst(t *testing.T) {
 		defer wg.Done()
 		_ = s.Do(context.Background(), Bulk, func(context.Context) error { <-hold; return nil })
 	}()
-	time.Sleep(20 * time.Millisecond) // the first write is now in flight
-	for _, name := range []string{"bulk-1", "bulk-2", "bulk-3"} {
+	// waitQueued waits until n writes are queued behind the one in flight.
+	waitQueued := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			s.mu.Lock()
+			queued, busy := s.waiting.Len(), s.busy
+			s.mu.Unlock()
+			if busy && queued == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued (busy %v), want %d", queued, busy, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitQueued(0)
+	for i, name := range []string{"bulk-1", "bulk-2", "bulk-3"} {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Do(context.Background(), Bulk, record(name)) }()
-		time.Sleep(10 * time.Millisecond)
+		waitQueued(i + 1) // arrival order is the order they queue in
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = s.Do(context.Background(), Interactive, record("command")) }()
-	time.Sleep(20 * time.Millisecond)
+	waitQueued(4)
 	close(hold)
 	wg.Wait()
 	if len(order) != 4 || order[0] != "command" || order[1] != "bulk-1" || order[3] != "bulk-3" {
