@@ -1,7 +1,8 @@
 // Package github is kptbot's GitHub adapter. This file turns webhook
 // deliveries into forge.Events: the body is read with a size limit, the
 // X-Hub-Signature-256 HMAC is verified in constant time before anything is
-// parsed, and go-github's own event types do the decoding.
+// parsed, the hot events are decoded into slim shapes (slim.go) and the
+// rest with go-github's own event types.
 package github
 
 import (
@@ -75,6 +76,9 @@ func Normalize(eventType, delivery string, body []byte) (forge.Event, error) {
 	if eventType == "" {
 		return forge.Event{}, fmt.Errorf("%w: missing X-GitHub-Event", forge.ErrBadPayload)
 	}
+	if hotEvents[eventType] {
+		return normalizeHot(ev, body)
+	}
 	parsed, err := gh.ParseWebHook(eventType, body)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown X-Github-Event") {
@@ -93,88 +97,6 @@ func Normalize(eventType, delivery string, body []byte) (forge.Event, error) {
 		ev.Kind = forge.EventPing
 		if e.Installation != nil {
 			ev.InstallationID = e.Installation.GetID()
-		}
-		return ev, nil
-	case *gh.PushEvent:
-		ev.Repo, ev.Sender, ev.InstallationID = pushRepo(e.GetRepo()), user(e.GetSender()), e.GetInstallation().GetID()
-		ev.Ref, ev.Before, ev.After = e.GetRef(), e.GetBefore(), e.GetAfter()
-		deleted := e.GetDeleted() || ev.After == forge.ZeroSHA
-		switch {
-		case strings.HasPrefix(ev.Ref, "refs/tags/") && deleted:
-			ev.Kind = forge.EventTagDeleted
-		case strings.HasPrefix(ev.Ref, "refs/tags/"):
-			ev.Kind = forge.EventTagPushed
-		case strings.HasPrefix(ev.Ref, "refs/heads/") && deleted:
-			ev.Kind = forge.EventBranchDeleted
-		case strings.HasPrefix(ev.Ref, "refs/heads/"):
-			ev.Kind = forge.EventBranchPushed
-		default:
-			return ignore("push to %q", ev.Ref)
-		}
-		return ev, nil
-	case *gh.PullRequestEvent:
-		ev.Repo, ev.Sender, ev.InstallationID = repo(e.GetRepo()), user(e.GetSender()), e.GetInstallation().GetID()
-		ev.Change = change(e.GetPullRequest(), e.GetRepo())
-		switch e.GetAction() {
-		case "opened":
-			ev.Kind = forge.EventChangeOpened
-		case "edited", "labeled", "unlabeled":
-			ev.Kind = forge.EventChangeEdited
-		case "synchronize":
-			ev.Kind, ev.Before, ev.After = forge.EventChangeSynchronized, e.GetBefore(), e.GetAfter()
-		case "closed":
-			ev.Kind = forge.EventChangeClosed
-			if e.GetPullRequest().GetMerged() {
-				ev.Kind = forge.EventChangeMerged
-			}
-		case "reopened":
-			ev.Kind = forge.EventChangeReopened
-		case "ready_for_review":
-			ev.Kind = forge.EventChangeReadyForReview
-		case "converted_to_draft":
-			ev.Kind = forge.EventChangeConvertedToDraft
-		default:
-			return ignore("pull_request action %q", e.GetAction())
-		}
-		return ev, nil
-	case *gh.PullRequestReviewEvent:
-		ev.Repo, ev.Sender, ev.InstallationID = repo(e.GetRepo()), user(e.GetSender()), e.GetInstallation().GetID()
-		ev.Change = change(e.GetPullRequest(), e.GetRepo())
-		rv := e.GetReview()
-		ev.Review = &forge.Review{ID: rv.GetID(), Reviewer: user(rv.GetUser()), CommitSHA: rv.GetCommitID(), Body: rv.GetBody()}
-		switch e.GetAction() {
-		case "submitted":
-			ev.Kind = forge.EventReviewSubmitted
-			switch strings.ToLower(rv.GetState()) {
-			case "approved":
-				ev.Review.State = forge.ReviewApproved
-			case "changes_requested":
-				ev.Review.State = forge.ReviewChangesRequested
-			default:
-				ev.Review.State = forge.ReviewCommented
-			}
-		case "dismissed":
-			ev.Kind, ev.Review.State = forge.EventReviewDismissed, forge.ReviewDismissed
-		default:
-			return ignore("pull_request_review action %q", e.GetAction())
-		}
-		return ev, nil
-	case *gh.IssueCommentEvent:
-		ev.Repo, ev.Sender, ev.InstallationID = repo(e.GetRepo()), user(e.GetSender()), e.GetInstallation().GetID()
-		if e.Issue == nil || !e.Issue.IsPullRequest() {
-			return ignore("comment on issue #%d, not on a pull request", e.GetIssue().GetNumber())
-		}
-		is := e.GetIssue()
-		ev.Change = &forge.Change{Number: is.GetNumber(), Title: is.GetTitle(), State: is.GetState(), Author: user(is.GetUser()), URL: is.GetHTMLURL()}
-		c := e.GetComment()
-		ev.Comment = &forge.Comment{ID: c.GetID(), Body: c.GetBody(), Author: user(c.GetUser())}
-		switch e.GetAction() {
-		case "created":
-			ev.Kind = forge.EventCommentCreated
-		case "edited":
-			ev.Kind, ev.Comment.Edited = forge.EventCommentEdited, true
-		default:
-			return ignore("issue_comment action %q", e.GetAction())
 		}
 		return ev, nil
 	case *gh.InstallationEvent:
@@ -283,33 +205,4 @@ func repo(r *gh.Repository) forge.Repo {
 	}
 	return forge.Repo{Forge: forge.GitHub, FullName: r.GetFullName(), ID: r.GetID(), CloneURL: r.GetCloneURL(),
 		DefaultBranch: r.GetDefaultBranch(), Topics: r.Topics, Private: r.GetPrivate()}
-}
-
-func pushRepo(r *gh.PushEventRepository) forge.Repo {
-	if r == nil {
-		return forge.Repo{Forge: forge.GitHub}
-	}
-	return forge.Repo{Forge: forge.GitHub, FullName: r.GetFullName(), ID: r.GetID(), CloneURL: r.GetCloneURL(),
-		DefaultBranch: r.GetDefaultBranch(), Topics: r.Topics, Private: r.GetPrivate()}
-}
-
-func change(pr *gh.PullRequest, base *gh.Repository) *forge.Change {
-	if pr == nil {
-		return nil
-	}
-	c := &forge.Change{
-		Number: pr.GetNumber(), Title: pr.GetTitle(), Body: pr.GetBody(), Draft: pr.GetDraft(), State: pr.GetState(),
-		HeadRef: pr.GetHead().GetRef(), HeadSHA: pr.GetHead().GetSHA(), BaseRef: pr.GetBase().GetRef(), BaseSHA: pr.GetBase().GetSHA(),
-		Author: user(pr.GetUser()), Merged: pr.GetMerged(), MergeCommitSHA: pr.GetMergeCommitSHA(), URL: pr.GetHTMLURL(),
-	}
-	if c.Merged {
-		c.State = "merged"
-	}
-	for _, l := range pr.Labels {
-		c.Labels = append(c.Labels, l.GetName())
-	}
-	if head := pr.GetHead().GetRepo(); head != nil && base != nil && head.GetID() != base.GetID() {
-		c.FromFork = true
-	}
-	return c
 }

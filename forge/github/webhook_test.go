@@ -239,3 +239,32 @@ func BenchmarkParseWebhookMix(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
 }
+
+// TestHotEventsEveryPayload: every published payload of the events decoded
+// the slim way normalizes, with its repository and (for changes) head SHA.
+func TestHotEventsEveryPayload(t *testing.T) {
+	t.Parallel()
+	for event := range hotEvents {
+		files, _ := filepath.Glob(filepath.Join(gitfixture.Root(), "testdata", "webhooks", "github", event, "*.json"))
+		if len(files) == 0 {
+			t.Fatalf("no %s payloads", event)
+		}
+		for _, f := range files {
+			body, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := Normalize(event, "d", body)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if e.Repo.FullName == "" {
+				t.Errorf("%s: no repository", f)
+			}
+			if e.Change != nil && e.Kind != forge.EventIgnored && e.Change.HeadSHA == "" && event != "issue_comment" {
+				t.Errorf("%s: change without head SHA", f)
+			}
+		}
+	}
+}
