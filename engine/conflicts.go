@@ -49,28 +49,6 @@ func fieldsOf(n *yaml.RNode) map[string]string {
 	return m
 }
 
-// identity keys a resource by its upstream identity: the "kpt-merge"
-// comment when present (so a local rename still matches), else its
-// current group/kind/namespace/name.
-func identity(n *yaml.RNode) string {
-	ns, name := n.GetNamespace(), n.GetName()
-	if mf := n.Field(yaml.MetadataField); mf != nil && mf.Key != nil {
-		if c := mf.Key.YNode().LineComment; strings.Contains(c, "kpt-merge:") {
-			v := strings.TrimSpace(c[strings.Index(c, "kpt-merge:")+len("kpt-merge:"):])
-			if i := strings.Index(v, "/"); i >= 0 {
-				ns, name = v[:i], v[i+1:]
-			}
-		}
-	}
-	group := n.GetApiVersion()
-	if i := strings.Index(group, "/"); i >= 0 {
-		group = group[:i]
-	} else {
-		group = ""
-	}
-	return group + "/" + n.GetKind() + "/" + ns + "/" + name
-}
-
 // displayID formats an identity for people.
 func displayID(id string) string {
 	parts := strings.SplitN(id, "/", 4)

@@ -96,10 +96,6 @@ func WriteKptfile(dir string, kf *kptfilev1.KptFile) error {
 	return nil
 }
 
-// isKptfileNode reports whether a parsed resource is a Kptfile.
-func isKptfileNode(n *yaml.RNode) bool {
-	return n.GetKind() == kptfilev1.KptFileKind && strings.HasPrefix(n.GetApiVersion(), kptfilev1.KptFileGroup+"/")
-}
 
 // SetKptfileAnnotation sets a metadata annotation in Kptfile content,
 // keeping the rest of its layout.
