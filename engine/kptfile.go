@@ -96,7 +96,6 @@ func WriteKptfile(dir string, kf *kptfilev1.KptFile) error {
 	return nil
 }
 
-
 // SetKptfileAnnotation sets a metadata annotation in Kptfile content,
 // keeping the rest of its layout.
 func SetKptfileAnnotation(kptfile []byte, key, value string) ([]byte, error) {
