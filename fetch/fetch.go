@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -240,20 +239,6 @@ func (r *Repo) tagCommit(tag string) (plumbing.Hash, error) {
 	return ref.Hash(), nil
 }
 
-// Tags lists every tag name in the repository.
-func (r *Repo) Tags() ([]string, error) {
-	it, err := r.repo.Tags()
-	if err != nil {
-		return nil, fmt.Errorf("listing tags of %s: %w", redact(r.URL), err)
-	}
-	var out []string
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		out = append(out, ref.Name().Short())
-		return nil
-	})
-	return out, err
-}
-
 // Tree returns the files under dir at commit, keyed by slash-separated path
 // relative to dir. It fails if dir does not exist at that commit.
 func (r *Repo) Tree(ctx context.Context, commit, dir string) (map[string][]byte, error) {
@@ -312,20 +297,6 @@ func (r *Repo) Tree(ctx context.Context, commit, dir string) (map[string][]byte,
 		files[name] = b
 	}
 	return files, nil
-}
-
-// WriteTree writes files into dir (which must not exist or be empty).
-func WriteTree(dir string, files map[string][]byte) error {
-	for name, b := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return os.MkdirAll(dir, 0o755)
 }
 
 func short(commit string) string {
