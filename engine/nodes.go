@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// annotation reads one annotation straight from the node, without
+// decoding the whole metadata as GetMeta does.
+func annotation(r *yaml.RNode, key string) string {
+	if v := annotationNode(r.YNode(), key); v != nil {
+		return v.Value
+	}
+	return ""
+}
+
+func annotationNode(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	md := mapValue(n, "metadata")
+	if md == nil {
+		return nil
+	}
+	return mapValue(mapValue(md, "annotations"), key)
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// filePath is kioutil.GetFileAnnotations' path, read directly.
+func filePath(r *yaml.RNode) string {
+	if p := annotation(r, kioutil.PathAnnotation); p != "" {
+		return p
+	}
+	return annotation(r, kioutil.LegacyPathAnnotation) //nolint:staticcheck // kyaml still reads it
+}
+
+func indexOf(r *yaml.RNode) int {
+	idx := annotation(r, kioutil.IndexAnnotation)
+	if idx == "" {
+		idx = annotation(r, kioutil.LegacyIndexAnnotation) //nolint:staticcheck // kyaml still reads it
+	}
+	i, err := strconv.Atoi(idx)
+	if err != nil {
+		return -1
+	}
+	return i
+}
