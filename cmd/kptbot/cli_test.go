@@ -355,3 +355,22 @@ func TestVariantsExpand(t *testing.T) {
 		t.Errorf("expanded variants do not validate: %s", stderr)
 	}
 }
+
+func TestWebhookParse(t *testing.T) {
+	t.Parallel()
+	gh := filepath.Join("..", "..", "testdata", "webhooks", "github", "derived", "pull_request_review.submitted.approved.payload.json")
+	out, stderr, code := kptbot(t, "webhook", "parse", gh, "--forge", "github", "--event", "pull_request_review")
+	if code != 0 || !strings.Contains(out, `"kind": "review.submitted"`) || !strings.Contains(out, `"state": "approved"`) {
+		t.Errorf("github: exit %d %s %s", code, out, stderr)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("s3cret\n"), 0o600)
+	if _, stderr, code := kptbot(t, "webhook", "parse", gh, "--forge", "github", "--event", "pull_request_review", "--secret-file", secret, "--signature", "sha256=00"); code == 0 || !strings.Contains(stderr, "does not match") {
+		t.Errorf("bad signature accepted: %d %s", code, stderr)
+	}
+	gl := filepath.Join("..", "..", "testdata", "webhooks", "gitlab", "tag_push.json")
+	out, stderr, code = kptbot(t, "webhook", "parse", gl, "--forge", "gitlab", "--event", "Tag Push Hook", "--secret-file", secret)
+	if code != 0 || !strings.Contains(out, `"kind": "tag.pushed"`) {
+		t.Errorf("gitlab: exit %d %s %s", code, out, stderr)
+	}
+}
