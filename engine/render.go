@@ -64,7 +64,7 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 		return nil, err
 	}
 	if _, ok := in[KptfileName]; !ok {
-		return nil, fmt.Errorf("rendering: no Kptfile at the package root: not a kpt package")
+		return nil, fmt.Errorf("no Kptfile at the package root: not a kpt package")
 	}
 	if _, err := DecodeKptfile(KptfileName, in[KptfileName]); err != nil {
 		return nil, err

@@ -39,6 +39,9 @@ nothing.`,
 				return err
 			}
 			plan, err := reconcile.Run(cmd.Context(), store, branch, reconcile.Options{DryRun: dryRun})
+			if err != nil && len(plan) == 0 {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
 				enc := json.NewEncoder(out)
