@@ -1,0 +1,189 @@
+package forgetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+// Harness is a forge under test plus the two things only a test can do on
+// it: create a repository with content, and review a change as a human.
+type Harness interface {
+	forge.Forge
+	Seed(r forge.Repo, branch string, files map[string][]byte) string
+	Review(r forge.Repo, number int, rv forge.Review)
+}
+
+// Contract pins the rules every forge adapter must keep, because the bot's
+// safety rests on them: pushes and merges are compare-and-swap, tags are
+// idempotent but never move, a moved head is never merged, and missing
+// things are forge.ErrNotFound. newHarness returns a fresh, empty forge.
+func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	ctx := context.Background()
+	repo := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-a", DefaultBranch: "main"}
+
+	t.Run("ReadFile", func(t *testing.T) {
+		h := newHarness(t)
+		h.Seed(repo, "main", map[string][]byte{"Kptfile": []byte("kind: Kptfile\n")})
+		got, err := h.ReadFile(ctx, repo, "main", "Kptfile")
+		if err != nil || string(got) != "kind: Kptfile\n" {
+			t.Fatalf("ReadFile(main, Kptfile) = %q, %v", got, err)
+		}
+		if _, err := h.ReadFile(ctx, repo, "main", "missing.yaml"); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("ReadFile(missing file) error = %v, want ErrNotFound", err)
+		}
+		if _, err := h.ReadFile(ctx, repo, "no-such-branch", "Kptfile"); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("ReadFile(missing ref) error = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("PushIsCompareAndSwap", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n"), "b.yaml": []byte("b: 1\n")})
+		files := map[string][]byte{"a.yaml": []byte("a: 2\n"), "b.yaml": nil}
+		first, err := h.PushFiles(ctx, repo, "kptbot/update", "", base, files, "update")
+		if err != nil {
+			t.Fatalf("creating branch: %v", err)
+		}
+		if _, err := h.ReadFile(ctx, repo, first, "b.yaml"); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("nil content did not delete b.yaml: %v", err)
+		}
+		if _, err := h.PushFiles(ctx, repo, "kptbot/update", "", base, files, "again"); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("creating an existing branch: error = %v, want ErrConflict", err)
+		}
+		if _, err := h.PushFiles(ctx, repo, "kptbot/update", base, base, files, "stale"); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("push with stale oldSHA: error = %v, want ErrConflict (a human's commit would be lost)", err)
+		}
+		second, err := h.PushFiles(ctx, repo, "kptbot/update", first, first, map[string][]byte{"c.yaml": []byte("c: 1\n")}, "more")
+		if err != nil {
+			t.Fatalf("push with current oldSHA: %v", err)
+		}
+		branches, err := h.ListBranches(ctx, repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasBranch(branches, "kptbot/update", second) || !hasBranch(branches, "main", base) {
+			t.Errorf("ListBranches = %v, want kptbot/update at %s and main untouched at %s", branches, second, base)
+		}
+	})
+
+	t.Run("MergeOnlyTheApprovedHead", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		approved, err := h.PushFiles(ctx, repo, "draft/v1", "", base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "v1", Draft: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "dup"}); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("second open change for one head: error = %v, want ErrConflict", err)
+		}
+		if c.HeadSHA != approved {
+			t.Fatalf("OpenChange head = %s, want %s", c.HeadSHA, approved)
+		}
+		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("merging a draft: error = %v, want ErrConflict", err)
+		}
+		ready := false
+		if _, err := h.UpdateChange(ctx, repo, c.Number, forge.ChangeUpdate{Draft: &ready}); err != nil {
+			t.Fatal(err)
+		}
+		h.Review(repo, c.Number, forge.Review{State: forge.ReviewApproved, Reviewer: forge.User{Login: "alice"}, CommitSHA: approved})
+		moved, err := h.PushFiles(ctx, repo, "draft/v1", approved, approved, map[string][]byte{"evil.yaml": []byte("x: 1\n")}, "after approval")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrConflict) {
+			t.Fatalf("merging after the head moved: error = %v, want ErrConflict (an unapproved SHA would be published)", err)
+		}
+		sha, err := h.Merge(ctx, repo, c.Number, moved, "merge")
+		if err != nil {
+			t.Fatalf("merging the current head: %v", err)
+		}
+		if got, err := h.ReadFile(ctx, repo, "main", "evil.yaml"); err != nil || string(got) != "x: 1\n" {
+			t.Errorf("main after merge: evil.yaml = %q, %v", got, err)
+		}
+		if err := h.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
+			t.Fatalf("CreateTag: %v", err)
+		}
+		if err := h.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
+			t.Errorf("CreateTag again at the same commit must succeed (retries): %v", err)
+		}
+		if err := h.CreateTag(ctx, repo, "pkg/v1", base, "v1"); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("moving a published tag: error = %v, want ErrConflict", err)
+		}
+		tags, err := h.ListTags(ctx, repo)
+		if err != nil || len(tags) != 1 || tags[0] != (forge.Tag{Name: "pkg/v1", SHA: sha}) {
+			t.Errorf("ListTags = %v, %v; want [pkg/v1 %s]", tags, err, sha)
+		}
+		reviews, err := h.ListReviews(ctx, repo, c.Number)
+		if err != nil || len(reviews) != 1 || reviews[0].CommitSHA != approved {
+			t.Errorf("ListReviews = %v, %v; want alice's approval of %s", reviews, err, approved)
+		}
+	})
+
+	t.Run("ChangesByHeadAndClose", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		if _, err := h.PushFiles(ctx, repo, "kptbot/x", "", base, map[string][]byte{"a.yaml": []byte("a: 3\n")}, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "no-such-branch", Base: "main"}); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("OpenChange on a missing head: error = %v, want ErrNotFound", err)
+		}
+		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/x", Base: "main", Title: "x", Labels: []string{"kptbot"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.CloseChange(ctx, repo, c.Number); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.ListChangesByHead(ctx, repo, "kptbot/x")
+		if err != nil || len(got) != 1 || got[0].State != "closed" {
+			t.Errorf("ListChangesByHead after close = %v, %v", got, err)
+		}
+		if err := h.CloseChange(ctx, repo, 999); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("CloseChange(999) error = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("Comments", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		if _, err := h.PushFiles(ctx, repo, "kptbot/y", "", base, map[string][]byte{"a.yaml": []byte("a: 4\n")}, "y"); err != nil {
+			t.Fatal(err)
+		}
+		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/y", Base: "main", Title: "y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, err := h.Comment(ctx, repo, c.Number, "rendered")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EditComment(ctx, repo, cm.ID, "rendered again"); err != nil {
+			t.Errorf("EditComment: %v", err)
+		}
+		if err := h.React(ctx, repo, cm.ID, "+1"); err != nil {
+			t.Errorf("React: %v", err)
+		}
+		if err := h.EditComment(ctx, repo, cm.ID+1000, "x"); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("EditComment(missing) error = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func hasBranch(bs []forge.Branch, name, sha string) bool {
+	for _, b := range bs {
+		if b.Name == name && b.SHA == sha {
+			return true
+		}
+	}
+	return false
+}
