@@ -1,6 +1,9 @@
 package forge
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // The small role interfaces the bot uses; an adapter implements those its
 // forge supports and returns ErrNotSupported from the rest.
@@ -22,6 +25,9 @@ type FileReader interface {
 	// ReadFile returns a file's content at ref (a branch, tag or SHA);
 	// ErrNotFound when it does not exist.
 	ReadFile(ctx context.Context, repo Repo, ref, path string) ([]byte, error)
+	// ListTree returns the slash paths of the files under dir (recursively;
+	// "" is the root) at ref, sorted; ErrNotFound when ref does not exist.
+	ListTree(ctx context.Context, repo Repo, ref, dir string) ([]string, error)
 }
 
 // RefLister lists tags and branches.
@@ -93,6 +99,75 @@ type Permissions interface {
 	Permission(ctx context.Context, repo Repo, login string) (Permission, error)
 }
 
+// CheckStatus is where a check is in its life.
+type CheckStatus string
+
+// Check statuses.
+const (
+	CheckQueued     CheckStatus = "queued"
+	CheckInProgress CheckStatus = "in_progress"
+	CheckCompleted  CheckStatus = "completed"
+)
+
+// CheckConclusion is a completed check's verdict.
+type CheckConclusion string
+
+// Check conclusions (GitHub's names; GitLab maps success, failed and
+// canceled onto them).
+const (
+	CheckSuccess   CheckConclusion = "success"
+	CheckFailure   CheckConclusion = "failure"
+	CheckNeutral   CheckConclusion = "neutral"
+	CheckCancelled CheckConclusion = "cancelled"
+)
+
+// CheckReport is a check run (GitHub) or commit status (GitLab) on a commit:
+// the render result of a package revision.
+type CheckReport struct {
+	Name       string          `json:"name"`
+	HeadSHA    string          `json:"headSHA"`
+	Status     CheckStatus     `json:"status"`
+	Conclusion CheckConclusion `json:"conclusion,omitempty"`
+	Title      string          `json:"title,omitempty"`
+	Summary    string          `json:"summary,omitempty"`
+	DetailsURL string          `json:"detailsURL,omitempty"`
+}
+
+// Validate reports a report the forges would reject: a completed check needs
+// a conclusion and an unfinished one must not have one.
+func (c CheckReport) Validate() error {
+	switch {
+	case c.Name == "" || c.HeadSHA == "":
+		return fmt.Errorf("check report: name and headSHA are required (got %q, %q)", c.Name, c.HeadSHA)
+	case c.Status == CheckCompleted && c.Conclusion == "":
+		return fmt.Errorf("check report %q: status completed needs a conclusion", c.Name)
+	case c.Status != CheckCompleted && c.Conclusion != "":
+		return fmt.Errorf("check report %q: conclusion %q given with status %q, want status completed", c.Name, c.Conclusion, c.Status)
+	case c.Status != CheckQueued && c.Status != CheckInProgress && c.Status != CheckCompleted:
+		return fmt.Errorf("check report %q: status %q, want queued, in_progress or completed", c.Name, c.Status)
+	}
+	return nil
+}
+
+// Checks reports checks on commits.
+type Checks interface {
+	// ReportCheck creates or updates the check named r.Name on r.HeadSHA.
+	ReportCheck(ctx context.Context, repo Repo, r CheckReport) error
+}
+
+// RepoLister lists the repositories the bot's identity can see (an App
+// installation's repositories, or a token's projects).
+type RepoLister interface {
+	ListRepos(ctx context.Context) ([]Repo, error)
+}
+
+// Dispatcher tells another repository something happened: GitHub
+// repository_dispatch, GitLab pipeline trigger. Fan-out to repositories
+// served by another installation goes this way.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, repo Repo, eventType string, payload map[string]any) error
+}
+
 // Forge is every role together, as the bot's full view of a forge.
 type Forge interface {
 	FileReader
@@ -102,4 +177,7 @@ type Forge interface {
 	Tagger
 	Commenter
 	Permissions
+	Checks
+	RepoLister
+	Dispatcher
 }

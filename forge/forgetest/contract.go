@@ -40,6 +40,56 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 	})
 
+	t.Run("ListTree", func(t *testing.T) {
+		h := newHarness(t)
+		h.Seed(repo, "main", map[string][]byte{
+			"sites/a/Kptfile": []byte("a"), "sites/a/cm.yaml": []byte("b"), "sites/ab/Kptfile": []byte("c"), "README.md": []byte("d"),
+		})
+		got, err := h.ListTree(ctx, repo, "main", "sites/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"sites/a/Kptfile", "sites/a/cm.yaml"}
+		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("ListTree(sites/a) = %v, want %v (sites/ab is a sibling, not a child)", got, want)
+		}
+		if all, err := h.ListTree(ctx, repo, "main", ""); err != nil || len(all) != 4 {
+			t.Errorf("ListTree(root) = %v, %v; want 4 files", all, err)
+		}
+		if _, err := h.ListTree(ctx, repo, "nope", ""); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("ListTree(missing ref) error = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("ChecksReposDispatch", func(t *testing.T) {
+		h := newHarness(t)
+		sha := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		ok := forge.CheckReport{Name: "kptbot/render", HeadSHA: sha, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered"}
+		if err := h.ReportCheck(ctx, repo, ok); err != nil {
+			t.Fatalf("ReportCheck: %v", err)
+		}
+		bad := ok
+		bad.Conclusion = ""
+		if err := h.ReportCheck(ctx, repo, bad); err == nil {
+			t.Error("ReportCheck(completed without conclusion) succeeded, want an error")
+		}
+		missing := ok
+		missing.HeadSHA = "0000000000000000000000000000000000000000"
+		if err := h.ReportCheck(ctx, repo, missing); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("ReportCheck(unknown commit) error = %v, want ErrNotFound", err)
+		}
+		repos, err := h.ListRepos(ctx)
+		if err != nil || len(repos) != 1 || repos[0].FullName != repo.FullName {
+			t.Errorf("ListRepos = %v, %v; want [%s]", repos, err, repo.FullName)
+		}
+		if err := h.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
+			t.Errorf("Dispatch: %v", err)
+		}
+		if err := h.Dispatch(ctx, forge.Repo{FullName: "acme/none"}, "kptbot-upstream-tag", nil); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("Dispatch(missing repo) error = %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("PushIsCompareAndSwap", func(t *testing.T) {
 		h := newHarness(t)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n"), "b.yaml": []byte("b: 1\n")})

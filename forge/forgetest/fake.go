@@ -22,6 +22,7 @@ type Fake struct {
 	repos    map[string]*repo
 	failures map[string]error
 	nextID   int64
+	dispatch []Dispatched
 	// Perms maps "owner/name:login" to a permission (default read).
 	Perms map[string]forge.Permission
 }
@@ -38,7 +39,15 @@ type repo struct {
 	changes  map[int]*forge.Change
 	reviews  map[int][]forge.Review
 	comments map[int64]*forge.Comment
+	checks   map[string]forge.CheckReport // by headSHA + "\x00" + name
 	next     int
+}
+
+// Dispatched is one Dispatch call the fake received.
+type Dispatched struct {
+	Repo      string
+	EventType string
+	Payload   map[string]any
 }
 
 var _ forge.Forge = (*Fake)(nil)
@@ -83,7 +92,7 @@ func (f *Fake) repo(r forge.Repo) *repo {
 	rp, ok := f.repos[r.FullName]
 	if !ok {
 		rp = &repo{commits: map[string]commit{}, branches: map[string]string{}, tags: map[string]string{},
-			changes: map[int]*forge.Change{}, reviews: map[int][]forge.Review{}, comments: map[int64]*forge.Comment{}}
+			changes: map[int]*forge.Change{}, reviews: map[int][]forge.Review{}, comments: map[int64]*forge.Comment{}, checks: map[string]forge.CheckReport{}}
 		f.repos[r.FullName] = rp
 	}
 	return rp
@@ -407,4 +416,95 @@ func (f *Fake) Permission(_ context.Context, r forge.Repo, login string) (forge.
 		return p, nil
 	}
 	return forge.PermissionRead, nil
+}
+
+// ListTree implements forge.FileReader.
+func (f *Fake) ListTree(_ context.Context, r forge.Repo, ref, dir string) ([]string, error) {
+	unlock, err := f.enter("ListTree")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	sha, ok := rp.resolve(ref)
+	if !ok {
+		return nil, fmt.Errorf("%w: ref %q in %s", forge.ErrNotFound, ref, r.FullName)
+	}
+	prefix := strings.Trim(dir, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	var out []string
+	for n := range rp.commits[sha].files {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ReportCheck implements forge.Checks.
+func (f *Fake) ReportCheck(_ context.Context, r forge.Repo, c forge.CheckReport) error {
+	unlock, err := f.enter("ReportCheck")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	rp := f.repo(r)
+	if _, ok := rp.commits[c.HeadSHA]; !ok {
+		return fmt.Errorf("%w: commit %s", forge.ErrNotFound, c.HeadSHA)
+	}
+	rp.checks[c.HeadSHA+"\x00"+c.Name] = c
+	return nil
+}
+
+// Check returns the check named name on sha, as a test reads the forge's UI.
+func (f *Fake) Check(r forge.Repo, sha, name string) (forge.CheckReport, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.repo(r).checks[sha+"\x00"+name]
+	return c, ok
+}
+
+// ListRepos implements forge.RepoLister.
+func (f *Fake) ListRepos(_ context.Context) ([]forge.Repo, error) {
+	unlock, err := f.enter("ListRepos")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := make([]forge.Repo, 0, len(f.repos))
+	for name := range f.repos {
+		out = append(out, forge.Repo{FullName: name, DefaultBranch: "main"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].FullName < out[j].FullName })
+	return out, nil
+}
+
+// Dispatch implements forge.Dispatcher.
+func (f *Fake) Dispatch(_ context.Context, r forge.Repo, eventType string, payload map[string]any) error {
+	unlock, err := f.enter("Dispatch")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, ok := f.repos[r.FullName]; !ok {
+		return fmt.Errorf("%w: repository %s", forge.ErrNotFound, r.FullName)
+	}
+	if eventType == "" {
+		return fmt.Errorf("dispatch to %s: event type is required", r.FullName)
+	}
+	f.dispatch = append(f.dispatch, Dispatched{Repo: r.FullName, EventType: eventType, Payload: payload})
+	return nil
+}
+
+// Dispatches returns every Dispatch the fake received, in order.
+func (f *Fake) Dispatches() []Dispatched {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Dispatched(nil), f.dispatch...)
 }

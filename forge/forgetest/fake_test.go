@@ -41,3 +41,24 @@ func TestFakePermissions(t *testing.T) {
 		}
 	}
 }
+
+func TestFakeRecordsChecksAndDispatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := New()
+	repo := forge.Repo{FullName: "acme/x"}
+	sha := f.Seed(repo, "main", map[string][]byte{"a": []byte("1")})
+	want := forge.CheckReport{Name: "kptbot/render", HeadSHA: sha, Status: forge.CheckInProgress}
+	if err := f.ReportCheck(ctx, repo, want); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.Check(repo, sha, "kptbot/render"); !ok || got != want {
+		t.Errorf("Check = %+v, %v; want %+v", got, ok, want)
+	}
+	if err := f.Dispatch(ctx, repo, "upstream-tag", map[string]any{"tag": "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.Dispatches(); len(d) != 1 || d[0].EventType != "upstream-tag" || d[0].Payload["tag"] != "v1" {
+		t.Errorf("Dispatches = %+v", d)
+	}
+}
