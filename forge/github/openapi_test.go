@@ -52,7 +52,7 @@ func (c *apiContract) check(req *http.Request) error {
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	route, params, err := c.router.FindRoute(req)
+	route, params, err := c.router.FindRoute(routable(req))
 	if err != nil {
 		return fmt.Errorf("%s %s: not an operation in GitHub's API description: %w", req.Method, req.URL.Path, err)
 	}
@@ -68,6 +68,28 @@ func (c *apiContract) check(req *http.Request) error {
 		return fmt.Errorf("%s %s (%s): %w", req.Method, req.URL.Path, route.Operation.OperationID, err)
 	}
 	return nil
+}
+
+// routable works around the router's path parameters, which stop at a
+// slash, while GitHub's contents {path} spans several segments: the rest of
+// such a path is matched as one escaped segment.
+func routable(req *http.Request) *http.Request {
+	owner, rest, ok := strings.Cut(strings.TrimPrefix(req.URL.Path, "/repos/"), "/")
+	if !ok || !strings.HasPrefix(req.URL.Path, "/repos/") {
+		return req
+	}
+	name, rest, ok := strings.Cut(rest, "/")
+	if !ok {
+		return req
+	}
+	file, ok := strings.CutPrefix(rest, "contents/")
+	if !ok || !strings.Contains(file, "/") {
+		return req
+	}
+	r := req.Clone(req.Context())
+	r.URL.Path = "/repos/" + owner + "/" + name + "/contents/" + strings.ReplaceAll(file, "/", "%2F")
+	r.URL.RawPath = "/repos/" + owner + "/" + name + "/contents/" + strings.ReplaceAll(file, "/", "%2F")
+	return r
 }
 
 // middleware answers 422 with the reason to any request GitHub's
