@@ -1,0 +1,315 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	gh "github.com/google/go-github/v60/github"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+// OpenChange implements forge.Changes; labels are added after the pull
+// request exists, as GitHub's create call has no labels field.
+func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpec) (forge.Change, error) {
+	owner, name, err := split(r)
+	if err != nil {
+		return forge.Change{}, err
+	}
+	op := fmt.Sprintf("opening a pull request from %s in %s", s.Head, r.FullName)
+	pr, _, err := c.gh.PullRequests.Create(ctx, owner, name, &gh.NewPullRequest{
+		Title: gh.String(s.Title), Head: gh.String(s.Head), Base: gh.String(s.Base), Body: gh.String(s.Body), Draft: gh.Bool(s.Draft),
+	})
+	if err != nil {
+		return forge.Change{}, apiError(op, unprocessable(err, "A pull request already exists", forge.ErrConflict))
+	}
+	if len(s.Labels) > 0 {
+		labels, _, err := c.gh.Issues.ReplaceLabelsForIssue(ctx, owner, name, pr.GetNumber(), s.Labels)
+		if err != nil {
+			return change(pr), apiError(fmt.Sprintf("labelling %s#%d", r.FullName, pr.GetNumber()), err)
+		}
+		pr.Labels = labels
+	}
+	return change(pr), nil
+}
+
+// UpdateChange implements forge.Changes. Draft ↔ ready has no REST call:
+// it goes through GraphQL with the pull request's node id.
+func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u forge.ChangeUpdate) (forge.Change, error) {
+	owner, name, err := split(r)
+	if err != nil {
+		return forge.Change{}, err
+	}
+	op := fmt.Sprintf("updating %s#%d", r.FullName, number)
+	pr, _, err := c.gh.PullRequests.Get(ctx, owner, name, number)
+	if err != nil {
+		return forge.Change{}, apiError(op, err)
+	}
+	if u.Title != nil || u.Body != nil {
+		if pr, _, err = c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{Title: u.Title, Body: u.Body}); err != nil {
+			return forge.Change{}, apiError(op, err)
+		}
+	}
+	if u.Labels != nil {
+		labels, _, err := c.gh.Issues.ReplaceLabelsForIssue(ctx, owner, name, number, u.Labels)
+		if err != nil {
+			return forge.Change{}, apiError(op, err)
+		}
+		pr.Labels = labels
+	}
+	if u.Draft != nil && *u.Draft != pr.GetDraft() {
+		mutation := "markPullRequestReadyForReview"
+		if *u.Draft {
+			mutation = "convertPullRequestToDraft"
+		}
+		if err := c.graphql(ctx, fmt.Sprintf(`mutation($id: ID!) { %s(input: {pullRequestId: $id}) { pullRequest { isDraft } } }`, mutation),
+			map[string]any{"id": pr.GetNodeID()}); err != nil {
+			return forge.Change{}, fmt.Errorf("%s: %s: %w", op, mutation, err)
+		}
+		pr.Draft = u.Draft
+	}
+	return change(pr), nil
+}
+
+// graphql runs one GraphQL mutation against the API root's /graphql (for
+// GitHub Enterprise Server: /api/graphql next to /api/v3).
+func (c *Client) graphql(ctx context.Context, query string, vars map[string]any) error {
+	endpoint := "graphql"
+	if strings.HasSuffix(c.gh.BaseURL.Path, "/api/v3/") {
+		endpoint = "../graphql"
+	}
+	req, err := c.gh.NewRequest(http.MethodPost, endpoint, map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Errors []struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if _, err := c.gh.Do(ctx, req, &out); err != nil {
+		return apiError("GraphQL", err)
+	}
+	if len(out.Errors) > 0 {
+		msgs := make([]string, len(out.Errors))
+		for i, e := range out.Errors {
+			msgs[i] = e.Message
+		}
+		if out.Errors[0].Type == "NOT_FOUND" {
+			return fmt.Errorf("%w: %s", forge.ErrNotFound, strings.Join(msgs, "; "))
+		}
+		return fmt.Errorf("GraphQL: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// CloseChange implements forge.Changes.
+func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) error {
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.gh.PullRequests.Edit(ctx, owner, name, number, &gh.PullRequest{State: gh.String("closed")}); err != nil {
+		return apiError(fmt.Sprintf("closing %s#%d", r.FullName, number), err)
+	}
+	return nil
+}
+
+// Merge implements forge.Changes. GitHub refuses the merge (409 "Head
+// branch was modified") when the head is no longer expectedHeadSHA, and
+// 405 when the pull request cannot be merged (draft, failing protections):
+// both are ErrConflict, and nothing is merged.
+func (c *Client) Merge(ctx context.Context, r forge.Repo, number int, expectedHeadSHA, method string) (string, error) {
+	owner, name, err := split(r)
+	if err != nil {
+		return "", err
+	}
+	if expectedHeadSHA == "" {
+		return "", fmt.Errorf("merging %s#%d: the approved head SHA is required", r.FullName, number)
+	}
+	op := fmt.Sprintf("merging %s#%d at %s", r.FullName, number, expectedHeadSHA)
+	res, _, err := c.gh.PullRequests.Merge(ctx, owner, name, number, "", &gh.PullRequestOptions{SHA: expectedHeadSHA, MergeMethod: method})
+	if err != nil {
+		var er *gh.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusMethodNotAllowed {
+			return "", fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, er.Message)
+		}
+		return "", apiError(op, err)
+	}
+	if !res.GetMerged() {
+		return "", fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, res.GetMessage())
+	}
+	return res.GetSHA(), nil
+}
+
+// CreateTag implements forge.Tagger with an annotated tag object and its
+// ref. An existing ref at the same commit (a retry) is success; at another
+// commit it is ErrConflict, and the published tag is never moved.
+func (c *Client) CreateTag(ctx context.Context, r forge.Repo, tagName, sha, message string) error {
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	op := fmt.Sprintf("tagging %s as %s in %s", sha, tagName, r.FullName)
+	obj, _, err := c.gh.Git.CreateTag(ctx, owner, name, &gh.Tag{
+		Tag: gh.String(tagName), Message: gh.String(message), Object: &gh.GitObject{SHA: gh.String(sha), Type: gh.String("commit")},
+	})
+	if err != nil {
+		return apiError(op, unprocessable(err, "", forge.ErrNotFound))
+	}
+	_, _, err = c.gh.Git.CreateRef(ctx, owner, name, &gh.Reference{Ref: gh.String("refs/tags/" + tagName), Object: &gh.GitObject{SHA: obj.SHA}})
+	if err == nil {
+		return nil
+	}
+	if !isUnprocessable(err, "Reference already exists") {
+		return apiError(op, err)
+	}
+	cur, err := c.peeledTag(ctx, owner, name, tagName)
+	if err != nil {
+		return apiError(op, err)
+	}
+	if cur != sha {
+		return fmt.Errorf("%s: %w: tag %s already points at %s", op, forge.ErrConflict, tagName, cur)
+	}
+	return nil
+}
+
+// peeledTag returns the commit a tag ref points at, through its tag object
+// when annotated.
+func (c *Client) peeledTag(ctx context.Context, owner, name, tagName string) (string, error) {
+	ref, _, err := c.gh.Git.GetRef(ctx, owner, name, "tags/"+tagName)
+	if err != nil {
+		return "", err
+	}
+	if ref.GetObject().GetType() != "tag" {
+		return ref.GetObject().GetSHA(), nil
+	}
+	tag, _, err := c.gh.Git.GetTag(ctx, owner, name, ref.GetObject().GetSHA())
+	if err != nil {
+		return "", err
+	}
+	return tag.GetObject().GetSHA(), nil
+}
+
+// isUnprocessable reports a 422 whose message or error details contain
+// text ("" matches any 422).
+func isUnprocessable(err error, text string) bool {
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	if strings.Contains(er.Message, text) {
+		return true
+	}
+	for _, e := range er.Errors {
+		if strings.Contains(e.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// unprocessable wraps sentinel onto a matching 422 so callers can test it.
+func unprocessable(err error, text string, sentinel error) error {
+	if isUnprocessable(err, text) {
+		return fmt.Errorf("%w: %w", sentinel, err)
+	}
+	return err
+}
+
+// Comment implements forge.Commenter.
+func (c *Client) Comment(ctx context.Context, r forge.Repo, number int, body string) (forge.Comment, error) {
+	owner, name, err := split(r)
+	if err != nil {
+		return forge.Comment{}, err
+	}
+	cm, _, err := c.gh.Issues.CreateComment(ctx, owner, name, number, &gh.IssueComment{Body: gh.String(body)})
+	if err != nil {
+		return forge.Comment{}, apiError(fmt.Sprintf("commenting on %s#%d", r.FullName, number), err)
+	}
+	return forge.Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: user(cm.GetUser())}, nil
+}
+
+// EditComment implements forge.Commenter.
+func (c *Client) EditComment(ctx context.Context, r forge.Repo, id int64, body string) error {
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.gh.Issues.EditComment(ctx, owner, name, id, &gh.IssueComment{Body: gh.String(body)}); err != nil {
+		return apiError(fmt.Sprintf("editing comment %d in %s", id, r.FullName), err)
+	}
+	return nil
+}
+
+// React implements forge.Commenter with GitHub's reaction names (+1, -1,
+// laugh, confused, heart, hooray, rocket, eyes).
+func (c *Client) React(ctx context.Context, r forge.Repo, commentID int64, reaction string) error {
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, name, commentID, reaction); err != nil {
+		return apiError(fmt.Sprintf("reacting %s to comment %d in %s", reaction, commentID, r.FullName), err)
+	}
+	return nil
+}
+
+// ReportCheck implements forge.Checks with a check run; GitHub shows the
+// newest run of a name, so each report is a new run.
+func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckReport) error {
+	if err := rep.Validate(); err != nil {
+		return err
+	}
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	opts := gh.CreateCheckRunOptions{Name: rep.Name, HeadSHA: rep.HeadSHA, Status: gh.String(string(rep.Status))}
+	if rep.Conclusion != "" {
+		opts.Conclusion = gh.String(string(rep.Conclusion))
+	}
+	if rep.DetailsURL != "" {
+		opts.DetailsURL = gh.String(rep.DetailsURL)
+	}
+	if rep.Title != "" || rep.Summary != "" {
+		opts.Output = &gh.CheckRunOutput{Title: gh.String(rep.Title), Summary: gh.String(rep.Summary)}
+	}
+	if _, _, err := c.gh.Checks.CreateCheckRun(ctx, owner, name, opts); err != nil {
+		return apiError(fmt.Sprintf("reporting check %s on %s in %s", rep.Name, rep.HeadSHA, r.FullName), unprocessable(err, "No commit found", forge.ErrNotFound))
+	}
+	return nil
+}
+
+// Dispatch implements forge.Dispatcher with repository_dispatch.
+func (c *Client) Dispatch(ctx context.Context, r forge.Repo, eventType string, payload map[string]any) error {
+	owner, name, err := split(r)
+	if err != nil {
+		return err
+	}
+	if eventType == "" {
+		return fmt.Errorf("dispatch to %s: event type is required", r.FullName)
+	}
+	opts := gh.DispatchRequestOptions{EventType: eventType}
+	if payload != nil {
+		raw, err := jsonRaw(payload)
+		if err != nil {
+			return fmt.Errorf("dispatch to %s: encoding payload: %w", r.FullName, err)
+		}
+		opts.ClientPayload = &raw
+	}
+	if _, _, err := c.gh.Repositories.Dispatch(ctx, owner, name, opts); err != nil {
+		return apiError(fmt.Sprintf("dispatching %s to %s", eventType, r.FullName), err)
+	}
+	return nil
+}
+
+func jsonRaw(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	return json.RawMessage(b), err
+}
