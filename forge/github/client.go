@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/kptbot/kptbot/forge"
@@ -20,6 +22,11 @@ import (
 // Link header to the last page.
 type Client struct {
 	gh *gh.Client
+	// GitAuth returns the credentials for pushes over HTTPS (for an App,
+	// the installation token as user x-access-token); nil pushes without.
+	GitAuth func(ctx context.Context) (transport.AuthMethod, error)
+	// Author signs the commits PushFiles makes.
+	Author object.Signature
 }
 
 // NewClient returns an adapter sending requests with httpClient (which
@@ -35,7 +42,7 @@ func NewClient(httpClient *http.Client, baseURL string) (*Client, error) {
 		}
 		c.BaseURL = u
 	}
-	return &Client{gh: c}, nil
+	return &Client{gh: c, Author: object.Signature{Name: "kptbot[bot]", Email: "kptbot[bot]@users.noreply.github.com"}}, nil
 }
 
 func split(r forge.Repo) (owner, name string, err error) {

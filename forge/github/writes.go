@@ -11,7 +11,26 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitrepo"
 )
+
+// PushFiles implements forge.Pusher with one git push over HTTPS to the
+// repository's clone URL (not one REST call per file), as a
+// compare-and-swap on the branch's old SHA.
+func (c *Client) PushFiles(ctx context.Context, r forge.Repo, branch, oldSHA, base string, files map[string][]byte, message string) (string, error) {
+	if r.CloneURL == "" {
+		return "", fmt.Errorf("pushing %s to %s: the repository has no clone URL", branch, r.FullName)
+	}
+	p := gitrepo.Push{URL: r.CloneURL, Branch: branch, OldSHA: oldSHA, Base: base, Files: files, Message: message, Author: c.Author}
+	if c.GitAuth != nil {
+		auth, err := c.GitAuth(ctx)
+		if err != nil {
+			return "", fmt.Errorf("pushing %s to %s: credentials: %w", branch, r.FullName, err)
+		}
+		p.Auth = auth
+	}
+	return gitrepo.PushFiles(ctx, p)
+}
 
 // OpenChange implements forge.Changes; labels are added after the pull
 // request exists, as GitHub's create call has no labels field.
@@ -28,13 +47,36 @@ func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpe
 		return forge.Change{}, apiError(op, unprocessable(err, "A pull request already exists", forge.ErrConflict))
 	}
 	if len(s.Labels) > 0 {
-		labels, _, err := c.gh.Issues.ReplaceLabelsForIssue(ctx, owner, name, pr.GetNumber(), s.Labels)
+		labels, err := c.setLabels(ctx, owner, name, pr.GetNumber(), s.Labels)
 		if err != nil {
 			return change(pr), apiError(fmt.Sprintf("labelling %s#%d", r.FullName, pr.GetNumber()), err)
 		}
 		pr.Labels = labels
 	}
 	return change(pr), nil
+}
+
+// setLabels replaces an issue's labels. go-github sends a bare array,
+// which GitHub's API description does not allow (the body is an object
+// with "labels", of at least one item), so the request is built here; no
+// labels is the DELETE call.
+func (c *Client) setLabels(ctx context.Context, owner, name string, number int, labels []string) ([]*gh.Label, error) {
+	u := fmt.Sprintf("repos/%s/%s/issues/%d/labels", owner, name, number)
+	if len(labels) == 0 {
+		req, err := c.gh.NewRequest(http.MethodDelete, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		_, err = c.gh.Do(ctx, req, nil)
+		return nil, err
+	}
+	req, err := c.gh.NewRequest(http.MethodPut, u, map[string][]string{"labels": labels})
+	if err != nil {
+		return nil, err
+	}
+	var out []*gh.Label
+	_, err = c.gh.Do(ctx, req, &out)
+	return out, err
 }
 
 // UpdateChange implements forge.Changes. Draft ↔ ready has no REST call:
@@ -55,7 +97,7 @@ func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u f
 		}
 	}
 	if u.Labels != nil {
-		labels, _, err := c.gh.Issues.ReplaceLabelsForIssue(ctx, owner, name, number, u.Labels)
+		labels, err := c.setLabels(ctx, owner, name, number, u.Labels)
 		if err != nil {
 			return forge.Change{}, apiError(op, err)
 		}
@@ -313,3 +355,5 @@ func jsonRaw(v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	return json.RawMessage(b), err
 }
+
+var _ forge.Forge = (*Client)(nil)
