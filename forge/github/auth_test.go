@@ -1,0 +1,94 @@
+package github
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+func TestAppClientMintsAndCachesInstallationToken(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	var mints atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /app/installations/42/access_tokens", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ey") {
+			t.Errorf("token minted without the App's JWT: %q", r.Header.Get("Authorization"))
+		}
+		mints.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"token":"ghs_installation","expires_at":%q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	})
+	mux.HandleFunc("GET /repos/acme/site-a/collaborators/alice/permission", func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization"); got != "token ghs_installation" {
+			t.Errorf("API request Authorization %q, want the installation token", got)
+		}
+		fmt.Fprint(w, `{"permission":"admin","role_name":"admin","user":{"login":"alice","id":1}}`)
+	})
+	srv := httptest.NewServer(loadAPIContract(t).middleware(t, mux))
+	t.Cleanup(srv.Close)
+
+	c, err := NewAppClient(1234, 42, pemKey, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	site := forge.Repo{FullName: "acme/site-a"}
+	for range 2 {
+		if p, err := c.Permission(ctx, site, "alice"); err != nil || p != forge.PermissionAdmin {
+			t.Fatalf("Permission = %v, %v", p, err)
+		}
+	}
+	auth, err := c.GitAuth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ba, ok := auth.(*githttp.BasicAuth); !ok || ba.Username != "x-access-token" || ba.Password != "ghs_installation" {
+		t.Errorf("git credentials %#v, want the installation token as x-access-token", auth)
+	}
+	if n := mints.Load(); n != 1 {
+		t.Errorf("installation token minted %d times for three uses, want 1 (cached)", n)
+	}
+	if _, err := NewAppClient(1, 2, []byte("not a key"), ""); err == nil || !strings.Contains(err.Error(), "private key") {
+		t.Errorf("bad key: error = %v", err)
+	}
+}
+
+func TestTokenClient(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization"); got != "Bearer ghp_pat" {
+			t.Errorf("Authorization %q", got)
+		}
+		fmt.Fprint(w, `{"permission":"read","user":{"login":"bob"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewTokenClient("ghp_pat", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.Permission(context.Background(), forge.Repo{FullName: "acme/x"}, "bob"); err != nil || p != forge.PermissionRead {
+		t.Errorf("Permission = %v, %v", p, err)
+	}
+	if _, err := NewTokenClient(" ", ""); err == nil {
+		t.Error("empty token accepted")
+	}
+}
