@@ -27,6 +27,9 @@ type Client struct {
 	GitAuth func(ctx context.Context) (transport.AuthMethod, error)
 	// Author signs the commits PushFiles makes.
 	Author object.Signature
+	// GitURL prefixes owner/name.git for repositories that come without a
+	// clone URL (those named in kptbot.yaml rather than in a webhook).
+	GitURL string
 }
 
 // NewClient returns an adapter sending requests with httpClient (which
@@ -35,14 +38,17 @@ type Client struct {
 // such as https://ghe.example.com/api/v3/.
 func NewClient(httpClient *http.Client, baseURL string) (*Client, error) {
 	c := gh.NewClient(httpClient)
+	gitURL := "https://github.com/"
 	if baseURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(baseURL, "/") + "/")
 		if err != nil {
 			return nil, fmt.Errorf("GitHub API base URL %q: %w", baseURL, err)
 		}
 		c.BaseURL = u
+		// GitHub Enterprise Server serves git at the host's root.
+		gitURL = strings.TrimSuffix(strings.TrimSuffix(u.String(), "/"), "/api/v3") + "/"
 	}
-	return &Client{gh: c, Author: object.Signature{Name: "kptbot[bot]", Email: "kptbot[bot]@users.noreply.github.com"}}, nil
+	return &Client{gh: c, GitURL: gitURL, Author: object.Signature{Name: "kptbot[bot]", Email: "kptbot[bot]@users.noreply.github.com"}}, nil
 }
 
 func split(r forge.Repo) (owner, name string, err error) {

@@ -18,10 +18,14 @@ import (
 // repository's clone URL (not one REST call per file), as a
 // compare-and-swap on the branch's old SHA.
 func (c *Client) PushFiles(ctx context.Context, r forge.Repo, branch, oldSHA, base string, files map[string][]byte, message string) (string, error) {
-	if r.CloneURL == "" {
-		return "", fmt.Errorf("pushing %s to %s: the repository has no clone URL", branch, r.FullName)
+	url := r.CloneURL
+	if url == "" {
+		if _, _, err := split(r); err != nil {
+			return "", err
+		}
+		url = c.GitURL + r.FullName + ".git"
 	}
-	p := gitrepo.Push{URL: r.CloneURL, Branch: branch, OldSHA: oldSHA, Base: base, Files: files, Message: message, Author: c.Author}
+	p := gitrepo.Push{URL: url, Branch: branch, OldSHA: oldSHA, Base: base, Files: files, Message: message, Author: c.Author}
 	if c.GitAuth != nil {
 		auth, err := c.GitAuth(ctx)
 		if err != nil {
@@ -44,6 +48,9 @@ func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpe
 		Title: gh.String(s.Title), Head: gh.String(s.Head), Base: gh.String(s.Base), Body: gh.String(s.Body), Draft: gh.Bool(s.Draft),
 	})
 	if err != nil {
+		if isInvalidField(err, "head") {
+			return forge.Change{}, fmt.Errorf("%s: %w: head branch %q", op, forge.ErrNotFound, s.Head)
+		}
 		return forge.Change{}, apiError(op, unprocessable(err, "A pull request already exists", forge.ErrConflict))
 	}
 	if len(s.Labels) > 0 {
@@ -250,6 +257,21 @@ func isUnprocessable(err error, text string) bool {
 	}
 	for _, e := range er.Errors {
 		if strings.Contains(e.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// isInvalidField reports GitHub's 422 for a field that names nothing, such
+// as a head branch that does not exist.
+func isInvalidField(err error, field string) bool {
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	for _, e := range er.Errors {
+		if e.Field == field && e.Code == "invalid" {
 			return true
 		}
 	}

@@ -304,7 +304,12 @@ func TestClientPushFilesOverGit(t *testing.T) {
 	if _, err := c.PushFiles(ctx, site, "kptbot/x", "", "main", nil, "again"); !errors.Is(err, forge.ErrConflict) {
 		t.Errorf("second create: error = %v, want ErrConflict", err)
 	}
-	if _, err := c.PushFiles(ctx, forge.Repo{FullName: "acme/site-a"}, "kptbot/x", "", "main", nil, "m"); err == nil || !strings.Contains(err.Error(), "clone URL") {
-		t.Errorf("push without a clone URL: error = %v", err)
+	c.GitURL = srv.URL + "/"
+	if _, err := c.PushFiles(ctx, forge.Repo{FullName: "site-a"}, "kptbot/y", "", "main", nil, "m"); err == nil || !strings.Contains(err.Error(), "owner/name") {
+		t.Errorf("push to a malformed repository name: error = %v", err)
+	}
+	ghe, err := NewClient(http.DefaultClient, "https://ghe.example.com/api/v3/")
+	if err != nil || ghe.GitURL != "https://ghe.example.com/" {
+		t.Errorf("GitHub Enterprise Server git URL = %q, %v; want https://ghe.example.com/", ghe.GitURL, err)
 	}
 }
