@@ -1,0 +1,493 @@
+package github
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/forgetest"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+)
+
+// stateGitHub is a stateful GitHub: repository content, branches and tags
+// live in real bare repositories (pushed to through git http-backend, read
+// with go-git), pull requests, reviews and comments in memory. Its REST
+// requests are checked against GitHub's OpenAPI description and its
+// answers use GitHub's JSON and status codes, so forgetest.Contract can
+// run against the real adapter.
+type stateGitHub struct {
+	t    *testing.T
+	root string
+
+	mu       sync.Mutex
+	prs      map[string]map[int]*fakePR
+	reviews  map[string]map[int][]forge.Review
+	comments map[int64]string
+	nextID   int64
+}
+
+type fakePR struct {
+	number              int
+	title, body, state  string
+	draft, merged       bool
+	head, base, mergeSH string
+	labels              []string
+}
+
+type githubHarness struct {
+	*Client
+	fake *stateGitHub
+}
+
+func (h githubHarness) Seed(r forge.Repo, branch string, files map[string][]byte) string {
+	return h.fake.seed(r, branch, files)
+}
+
+func (h githubHarness) Review(r forge.Repo, number int, rv forge.Review) {
+	h.fake.mu.Lock()
+	defer h.fake.mu.Unlock()
+	if h.fake.reviews[r.FullName] == nil {
+		h.fake.reviews[r.FullName] = map[int][]forge.Review{}
+	}
+	h.fake.reviews[r.FullName][number] = append(h.fake.reviews[r.FullName][number], rv)
+}
+
+func TestGitHubAdapterContract(t *testing.T) {
+	t.Parallel()
+	forgetest.Contract(t, func(t *testing.T) forgetest.Harness {
+		f := &stateGitHub{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]string{}}
+		gitSrv := gitfixture.HTTPServer(t, f.root)
+		api := httptest.NewServer(loadAPIContract(t).middleware(t, f.handler()))
+		t.Cleanup(api.Close)
+		c, err := NewClient(api.Client(), api.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.GitURL = gitSrv.URL + "/"
+		return githubHarness{Client: c, fake: f}
+	})
+}
+
+func (f *stateGitHub) bare(fullName string) string { return filepath.Join(f.root, fullName+".git") }
+
+func (f *stateGitHub) seed(r forge.Repo, branch string, files map[string][]byte) string {
+	bare := f.bare(r.FullName)
+	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	gitfixture.Git(f.t, filepath.Dir(bare), "init", "-q", "--bare", "-b", branch, bare)
+	gitfixture.Git(f.t, bare, "config", "http.receivepack", "true")
+	wt := gitfixture.WorkTree(f.t, bare)
+	gitfixture.Git(f.t, wt, "symbolic-ref", "HEAD", "refs/heads/"+branch)
+	s := map[string]string{}
+	for n, b := range files {
+		s[n] = string(b)
+	}
+	gitfixture.WriteFiles(f.t, wt, s)
+	return gitfixture.CommitAndTag(f.t, wt, "seed", "")
+}
+
+func (f *stateGitHub) open(w http.ResponseWriter, r *http.Request) (*git.Repository, string, bool) {
+	name := r.PathValue("owner") + "/" + r.PathValue("repo")
+	repo, err := git.PlainOpen(f.bare(name))
+	if err != nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return nil, "", false
+	}
+	return repo, name, true
+}
+
+// resolve finds a commit by branch, tag (peeled) or SHA, as GitHub's ref
+// parameters do.
+func resolve(repo *git.Repository, ref string) (*object.Commit, error) {
+	for _, n := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref)} {
+		if rf, err := repo.Reference(n, true); err == nil {
+			if tag, err := repo.TagObject(rf.Hash()); err == nil {
+				return tag.Commit()
+			}
+			return repo.CommitObject(rf.Hash())
+		}
+	}
+	return repo.CommitObject(plumbing.NewHash(ref))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func validationFailed(w http.ResponseWriter, errs ...map[string]string) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed", "errors": errs})
+}
+
+func (f *stateGitHub) prJSON(repo *git.Repository, name string, p *fakePR) map[string]any {
+	headSHA := p.mergeSH
+	if rf, err := repo.Reference(plumbing.NewBranchReferenceName(p.head), true); err == nil && !p.merged {
+		headSHA = rf.Hash().String()
+	}
+	labels := []map[string]string{}
+	for _, l := range p.labels {
+		labels = append(labels, map[string]string{"name": l})
+	}
+	out := map[string]any{
+		"number": p.number, "node_id": fmt.Sprintf("PR_%d", p.number), "state": p.state, "title": p.title, "body": p.body,
+		"draft": p.draft, "merged": p.merged, "labels": labels, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"},
+		"head": map[string]any{"ref": p.head, "sha": headSHA, "repo": map[string]string{"full_name": name}},
+		"base": map[string]any{"ref": p.base, "repo": map[string]string{"full_name": name}},
+	}
+	if p.merged {
+		out["merge_commit_sha"], out["merged_at"] = p.mergeSH, "2026-11-22T00:00:00Z"
+	}
+	return out
+}
+
+func (f *stateGitHub) handler() http.Handler {
+	mux := http.NewServeMux()
+	route := func(pattern string, h func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			repo, name, ok := f.open(w, r)
+			if ok {
+				h(w, r, repo, name)
+			}
+		})
+	}
+	route("GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		c, err := resolve(repo, r.URL.Query().Get("ref"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "No commit found for the ref " + r.URL.Query().Get("ref")})
+			return
+		}
+		file, err := c.File(r.PathValue("path"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		body, _ := file.Contents()
+		writeJSON(w, http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "size": len(body), "name": filepath.Base(file.Name),
+			"path": file.Name, "sha": file.Hash.String(), "content": base64.StdEncoding.EncodeToString([]byte(body))})
+	})
+	route("GET /repos/{owner}/{repo}/git/trees/{ref}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		c, err := resolve(repo, r.PathValue("ref"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		var entries []map[string]any
+		files, _ := c.Files()
+		files.ForEach(func(fl *object.File) error {
+			entries = append(entries, map[string]any{"path": fl.Name, "type": "blob", "mode": "100644", "sha": fl.Hash.String()})
+			return nil
+		})
+		writeJSON(w, http.StatusOK, map[string]any{"sha": c.TreeHash.String(), "truncated": false, "tree": entries})
+	})
+	route("GET /repos/{owner}/{repo}/tags", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		out := []map[string]any{}
+		tags, _ := repo.Tags()
+		tags.ForEach(func(rf *plumbing.Reference) error {
+			c, err := resolve(repo, rf.Name().Short())
+			if err == nil {
+				out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": c.Hash.String(), "url": "u"}, "zipball_url": "z", "tarball_url": "t", "node_id": "n"})
+			}
+			return nil
+		})
+		writeJSON(w, http.StatusOK, out)
+	})
+	route("GET /repos/{owner}/{repo}/branches", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		out := []map[string]any{}
+		bs, _ := repo.Branches()
+		bs.ForEach(func(rf *plumbing.Reference) error {
+			out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": rf.Hash().String(), "url": "u"}, "protected": false})
+			return nil
+		})
+		writeJSON(w, http.StatusOK, out)
+	})
+	f.pullRoutes(route)
+	f.gitRoutes(route)
+	f.issueRoutes(route)
+	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var q struct {
+			Query     string            `json:"query"`
+			Variables map[string]string `json:"variables"`
+		}
+		json.NewDecoder(r.Body).Decode(&q)
+		n, _ := strconv.Atoi(strings.TrimPrefix(q.Variables["id"], "PR_"))
+		for _, prs := range f.prs {
+			if p, ok := prs[n]; ok {
+				p.draft = strings.Contains(q.Query, "convertPullRequestToDraft")
+				writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{}})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of '" + q.Variables["id"] + "'"}}})
+	})
+	mux.HandleFunc("GET /installation/repositories", func(w http.ResponseWriter, r *http.Request) {
+		var repos []map[string]any
+		matches, _ := filepath.Glob(filepath.Join(f.root, "*", "*.git"))
+		sort.Strings(matches)
+		for _, m := range matches {
+			rel, _ := filepath.Rel(f.root, m)
+			repos = append(repos, map[string]any{"full_name": strings.TrimSuffix(filepath.ToSlash(rel), ".git"), "default_branch": "main"})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
+	})
+	return mux
+}
+
+type routeFunc func(pattern string, h func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string))
+
+func (f *stateGitHub) pullRoutes(route routeFunc) {
+	pr := func(w http.ResponseWriter, r *http.Request, name string) (*fakePR, bool) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		p, ok := f.prs[name][n]
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		}
+		return p, ok
+	}
+	route("GET /repos/{owner}/{repo}/pulls", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		out := []map[string]any{}
+		head := strings.TrimPrefix(r.URL.Query().Get("head"), r.PathValue("owner")+":")
+		for _, p := range f.prs[name] {
+			if p.head == head {
+				out = append(out, f.prJSON(repo, name, p))
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	route("POST /repos/{owner}/{repo}/pulls", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		var in struct {
+			Title, Head, Base, Body string
+			Draft                   bool
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		if _, err := repo.Reference(plumbing.NewBranchReferenceName(in.Head), true); err != nil {
+			validationFailed(w, map[string]string{"resource": "PullRequest", "field": "head", "code": "invalid"})
+			return
+		}
+		for _, p := range f.prs[name] {
+			if p.head == in.Head && p.state == "open" {
+				validationFailed(w, map[string]string{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for " + r.PathValue("owner") + ":" + in.Head + "."})
+				return
+			}
+		}
+		if f.prs[name] == nil {
+			f.prs[name] = map[int]*fakePR{}
+		}
+		p := &fakePR{number: len(f.prs[name]) + 1, title: in.Title, body: in.Body, draft: in.Draft, state: "open", head: in.Head, base: in.Base}
+		f.prs[name][p.number] = p
+		writeJSON(w, http.StatusCreated, f.prJSON(repo, name, p))
+	})
+	route("GET /repos/{owner}/{repo}/pulls/{n}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		if p, ok := pr(w, r, name); ok {
+			writeJSON(w, http.StatusOK, f.prJSON(repo, name, p))
+		}
+	})
+	route("PATCH /repos/{owner}/{repo}/pulls/{n}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		p, ok := pr(w, r, name)
+		if !ok {
+			return
+		}
+		var in struct{ Title, Body, State *string }
+		json.NewDecoder(r.Body).Decode(&in)
+		if in.Title != nil {
+			p.title = *in.Title
+		}
+		if in.Body != nil {
+			p.body = *in.Body
+		}
+		if in.State != nil {
+			p.state = *in.State
+		}
+		writeJSON(w, http.StatusOK, f.prJSON(repo, name, p))
+	})
+	route("GET /repos/{owner}/{repo}/pulls/{n}/reviews", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		out := []map[string]any{}
+		for i, rv := range f.reviews[name][n] {
+			out = append(out, map[string]any{"id": i + 1, "state": strings.ToUpper(string(rv.State)), "commit_id": rv.CommitSHA, "body": rv.Body,
+				"user": map[string]any{"login": rv.Reviewer.Login, "id": rv.Reviewer.ID}})
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	route("PUT /repos/{owner}/{repo}/pulls/{n}/merge", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		p, ok := pr(w, r, name)
+		if !ok {
+			return
+		}
+		var in struct{ SHA string }
+		json.NewDecoder(r.Body).Decode(&in)
+		head, _ := repo.Reference(plumbing.NewBranchReferenceName(p.head), true)
+		if p.draft || p.state != "open" || head == nil {
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Pull Request is not mergeable"})
+			return
+		}
+		if in.SHA != "" && in.SHA != head.Hash().String() {
+			writeJSON(w, http.StatusConflict, map[string]string{"message": "Head branch was modified. Review and try the merge again."})
+			return
+		}
+		sha, err := f.mergeCommit(repo, p, head.Hash())
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"message": err.Error()})
+			return
+		}
+		p.state, p.merged, p.mergeSH = "closed", true, sha
+		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "merged": true, "message": "Pull Request successfully merged"})
+	})
+}
+
+// mergeCommit records head's tree on the base branch as a merge commit.
+func (f *stateGitHub) mergeCommit(repo *git.Repository, p *fakePR, head plumbing.Hash) (string, error) {
+	base, err := repo.Reference(plumbing.NewBranchReferenceName(p.base), true)
+	if err != nil {
+		return "", err
+	}
+	hc, err := repo.CommitObject(head)
+	if err != nil {
+		return "", err
+	}
+	sig := object.Signature{Name: "GitHub", Email: "noreply@github.com", When: time.Now()}
+	c := &object.Commit{Author: sig, Committer: sig, Message: fmt.Sprintf("Merge pull request #%d", p.number), TreeHash: hc.TreeHash,
+		ParentHashes: []plumbing.Hash{base.Hash(), head}}
+	o := repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return "", err
+	}
+	h, err := repo.Storer.SetEncodedObject(o)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), repo.Storer.SetReference(plumbing.NewHashReference(base.Name(), h))
+}
+
+func (f *stateGitHub) gitRoutes(route routeFunc) {
+	route("POST /repos/{owner}/{repo}/git/tags", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		var in struct{ Tag, Message, Object, Type string }
+		json.NewDecoder(r.Body).Decode(&in)
+		if _, err := repo.CommitObject(plumbing.NewHash(in.Object)); err != nil {
+			validationFailed(w, map[string]string{"resource": "Tag", "field": "object", "code": "invalid"})
+			return
+		}
+		sig := object.Signature{Name: "kptbot", Email: "kptbot@localhost", When: time.Now()}
+		tag := &object.Tag{Name: in.Tag, Message: in.Message, Tagger: sig, Target: plumbing.NewHash(in.Object), TargetType: plumbing.CommitObject}
+		o := repo.Storer.NewEncodedObject()
+		tag.Encode(o)
+		h, _ := repo.Storer.SetEncodedObject(o)
+		writeJSON(w, http.StatusCreated, map[string]any{"sha": h.String(), "tag": in.Tag, "message": in.Message, "node_id": "n", "url": "u",
+			"object": map[string]string{"type": "commit", "sha": in.Object, "url": "u"}})
+	})
+	route("POST /repos/{owner}/{repo}/git/refs", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		var in struct{ Ref, SHA string }
+		json.NewDecoder(r.Body).Decode(&in)
+		if _, err := repo.Reference(plumbing.ReferenceName(in.Ref), false); err == nil {
+			writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Reference already exists"})
+			return
+		}
+		repo.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(in.Ref), plumbing.NewHash(in.SHA)))
+		writeJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "node_id": "n", "url": "u", "object": map[string]string{"type": "tag", "sha": in.SHA, "url": "u"}})
+	})
+	route("GET /repos/{owner}/{repo}/git/ref/{ref...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		rf, err := repo.Reference(plumbing.ReferenceName("refs/"+r.PathValue("ref")), false)
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		typ := "commit"
+		if _, err := repo.TagObject(rf.Hash()); err == nil {
+			typ = "tag"
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ref": rf.Name().String(), "node_id": "n", "url": "u", "object": map[string]string{"type": typ, "sha": rf.Hash().String(), "url": "u"}})
+	})
+	route("GET /repos/{owner}/{repo}/git/tags/{sha}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		tag, err := repo.TagObject(plumbing.NewHash(r.PathValue("sha")))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"sha": tag.Hash.String(), "tag": tag.Name, "message": tag.Message, "node_id": "n", "url": "u",
+			"object": map[string]string{"type": "commit", "sha": tag.Target.String(), "url": "u"}})
+	})
+	route("POST /repos/{owner}/{repo}/check-runs", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		var in struct {
+			Name    string `json:"name"`
+			HeadSHA string `json:"head_sha"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		if _, err := repo.CommitObject(plumbing.NewHash(in.HeadSHA)); err != nil {
+			validationFailed(w, map[string]string{"resource": "CheckRun", "code": "custom", "message": "No commit found for SHA: " + in.HeadSHA})
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "name": in.Name, "head_sha": in.HeadSHA})
+	})
+	route("POST /repos/{owner}/{repo}/dispatches", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func (f *stateGitHub) issueRoutes(route routeFunc) {
+	route("PUT /repos/{owner}/{repo}/issues/{n}/labels", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		var in struct{ Labels []string }
+		json.NewDecoder(r.Body).Decode(&in)
+		out := []map[string]string{}
+		if p, ok := f.prs[name][n]; ok {
+			p.labels = in.Labels
+		}
+		for _, l := range in.Labels {
+			out = append(out, map[string]string{"name": l})
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	route("POST /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		if _, ok := f.prs[name][n]; !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		var in struct{ Body string }
+		json.NewDecoder(r.Body).Decode(&in)
+		f.nextID++
+		f.comments[f.nextID] = in.Body
+		writeJSON(w, http.StatusCreated, map[string]any{"id": f.nextID, "body": in.Body, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"}})
+	})
+	comment := func(w http.ResponseWriter, r *http.Request) (int64, bool) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if _, ok := f.comments[id]; !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return 0, false
+		}
+		return id, true
+	}
+	route("PATCH /repos/{owner}/{repo}/issues/comments/{id}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
+		if id, ok := comment(w, r); ok {
+			var in struct{ Body string }
+			json.NewDecoder(r.Body).Decode(&in)
+			f.comments[id] = in.Body
+			writeJSON(w, http.StatusOK, map[string]any{"id": id, "body": in.Body})
+		}
+	})
+	route("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
+		if _, ok := comment(w, r); ok {
+			writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "content": "+1"})
+		}
+	})
+}
