@@ -11,7 +11,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/kptbot/kptbot/forge/ratelimit"
 )
+
+// NewTokenClient and NewAppClient give each identity its own scheduler
+// (ratelimit.GitHubSecondary), through which all its writes go.
 
 // NewTokenClient returns an adapter authenticated with a plain token: the
 // Action's GITHUB_TOKEN or a personal access token. The token is sent only
@@ -20,10 +25,12 @@ func NewTokenClient(token, baseURL string) (*Client, error) {
 	if strings.TrimSpace(token) == "" {
 		return nil, errors.New("GitHub token is empty")
 	}
-	c, err := NewClient(&http.Client{Transport: &tokenTransport{token: token, next: http.DefaultTransport}}, baseURL)
+	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
+	c, err := NewClient(&http.Client{Transport: NewScheduledTransport(&tokenTransport{token: token, next: http.DefaultTransport}, sched)}, baseURL)
 	if err != nil {
 		return nil, err
 	}
+	c.Scheduler = sched
 	c.GitAuth = func(context.Context) (transport.AuthMethod, error) {
 		return &githttp.BasicAuth{Username: "x-access-token", Password: token}, nil
 	}
@@ -57,10 +64,12 @@ func NewAppClient(appID, installationID int64, privateKeyPEM []byte, baseURL str
 	if baseURL != "" {
 		itr.BaseURL = strings.TrimSuffix(baseURL, "/")
 	}
-	c, err := NewClient(&http.Client{Transport: itr}, baseURL)
+	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
+	c, err := NewClient(&http.Client{Transport: NewScheduledTransport(itr, sched)}, baseURL)
 	if err != nil {
 		return nil, err
 	}
+	c.Scheduler = sched
 	c.GitAuth = func(ctx context.Context) (transport.AuthMethod, error) {
 		tok, err := itr.Token(ctx)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
 // Client is the GitHub adapter: the forge roles over GitHub's REST API,
@@ -30,6 +31,9 @@ type Client struct {
 	// GitURL prefixes owner/name.git for repositories that come without a
 	// clone URL (those named in kptbot.yaml rather than in a webhook).
 	GitURL string
+	// Scheduler is the identity's write scheduler when the constructor set
+	// one up (NewAppClient, NewTokenClient), for its Stats.
+	Scheduler *ratelimit.Scheduler
 }
 
 // NewClient returns an adapter sending requests with httpClient (which
