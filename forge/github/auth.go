@@ -16,7 +16,9 @@ import (
 )
 
 // NewTokenClient and NewAppClient give each identity its own scheduler
-// (ratelimit.GitHubSecondary), through which all its writes go.
+// (ratelimit.GitHubSecondary), through which all its writes go, and its
+// own ETag cache (etagBytes of answers) for conditional reads.
+const etagBytes = 32 << 20
 
 // NewTokenClient returns an adapter authenticated with a plain token: the
 // Action's GITHUB_TOKEN or a personal access token. The token is sent only
@@ -26,7 +28,7 @@ func NewTokenClient(token, baseURL string) (*Client, error) {
 		return nil, errors.New("GitHub token is empty")
 	}
 	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
-	c, err := NewClient(&http.Client{Transport: NewScheduledTransport(&tokenTransport{token: token, next: http.DefaultTransport}, sched)}, baseURL)
+	c, err := NewClient(&http.Client{Transport: NewETagTransport(NewScheduledTransport(&tokenTransport{token: token, next: http.DefaultTransport}, sched), etagBytes)}, baseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func NewAppClient(appID, installationID int64, privateKeyPEM []byte, baseURL str
 		itr.BaseURL = strings.TrimSuffix(baseURL, "/")
 	}
 	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
-	c, err := NewClient(&http.Client{Transport: NewScheduledTransport(itr, sched)}, baseURL)
+	c, err := NewClient(&http.Client{Transport: NewETagTransport(NewScheduledTransport(itr, sched), etagBytes)}, baseURL)
 	if err != nil {
 		return nil, err
 	}
