@@ -22,7 +22,8 @@ import (
 // through go-github. This file holds the read side; every list follows the
 // Link header to the last page.
 type Client struct {
-	gh *gh.Client
+	gh   *gh.Client
+	hook *hookTransport
 	// GitAuth returns the credentials for pushes over HTTPS (for an App,
 	// the installation token as user x-access-token); nil pushes without.
 	GitAuth func(ctx context.Context) (transport.AuthMethod, error)
@@ -41,7 +42,18 @@ type Client struct {
 // baseURL is empty for github.com, or a GitHub Enterprise Server API root
 // such as https://ghe.example.com/api/v3/.
 func NewClient(httpClient *http.Client, baseURL string) (*Client, error) {
-	c := gh.NewClient(httpClient)
+	// go-github copies the client it is given, so the transport is reached
+	// through a hook that Instrument can wrap later.
+	hc := &http.Client{}
+	if httpClient != nil {
+		*hc = *httpClient
+	}
+	hook := &hookTransport{next: hc.Transport}
+	if hook.next == nil {
+		hook.next = http.DefaultTransport
+	}
+	hc.Transport = hook
+	c := gh.NewClient(hc)
 	gitURL := "https://github.com/"
 	if baseURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(baseURL, "/") + "/")
@@ -52,7 +64,7 @@ func NewClient(httpClient *http.Client, baseURL string) (*Client, error) {
 		// GitHub Enterprise Server serves git at the host's root.
 		gitURL = strings.TrimSuffix(strings.TrimSuffix(u.String(), "/"), "/api/v3") + "/"
 	}
-	return &Client{gh: c, GitURL: gitURL, Author: object.Signature{Name: "kptbot[bot]", Email: "kptbot[bot]@users.noreply.github.com"}}, nil
+	return &Client{gh: c, hook: hook, GitURL: gitURL, Author: object.Signature{Name: "kptbot[bot]", Email: "kptbot[bot]@users.noreply.github.com"}}, nil
 }
 
 func split(r forge.Repo) (owner, name string, err error) {
@@ -329,4 +341,12 @@ func (c *Client) ListRepos(ctx context.Context) ([]forge.Repo, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].FullName < out[j].FullName })
 	return out, nil
+}
+
+// hookTransport is the one place requests leave through, so wrappers
+// (Instrument) can be added after construction.
+type hookTransport struct{ next http.RoundTripper }
+
+func (h *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return h.next.RoundTrip(req)
 }
