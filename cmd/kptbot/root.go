@@ -48,6 +48,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd())
 	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
 	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
-	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd())
+	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd(), newForgeCmd())
 	return root
 }
