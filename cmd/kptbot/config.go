@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -40,9 +39,7 @@ and what was expected; the exit status is 1 when there is any.`,
 				} else if err != nil {
 					return err
 				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if encErr := enc.Encode(map[string]any{"file": name, "valid": err == nil, "problems": problems}); encErr != nil {
+				if encErr := writeJSONTo(out, map[string]any{"file": name, "valid": err == nil, "problems": problems}); encErr != nil {
 					return encErr
 				}
 				if err != nil {

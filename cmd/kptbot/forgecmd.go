@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"text/tabwriter"
 
@@ -122,10 +120,4 @@ func newForgeCmd() *cobra.Command {
 	}
 	cmd.AddCommand(repos, refs)
 	return cmd
-}
-
-func writeJSONTo(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,12 +133,10 @@ so the update can be reviewed and reverted with git.`,
 			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
 				if res.Conflicts == nil {
 					res.Conflicts = []engine.Conflict{}
 				}
-				return enc.Encode(res)
+				return writeJSONTo(out, res)
 			}
 			for _, p := range res.Packages {
 				fmt.Fprintf(out, "Updated package %q from %s%s to %s (%s)\n", p.Path, p.Repo, p.Dir, p.Resolved.Ref, p.Resolved.Commit)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,4 +51,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
 	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd(), newForgeCmd())
 	return root
+}
+
+// writeJSONTo prints v as indented JSON, the form every -o json takes.
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -44,9 +43,7 @@ nothing.`,
 			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if encErr := enc.Encode(plan); encErr != nil {
+				if encErr := writeJSONTo(out, plan); encErr != nil {
 					return encErr
 				}
 				return err

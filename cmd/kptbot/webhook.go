@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -66,9 +65,7 @@ Without it, the payload is trusted (for inspecting captured deliveries).`,
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(ev)
+			return writeJSONTo(cmd.OutOrStdout(), ev)
 		},
 	}
 	parse.Flags().StringVar(&forgeName, "forge", "", "github or gitlab")

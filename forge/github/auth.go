@@ -27,14 +27,27 @@ func NewTokenClient(token, baseURL string) (*Client, error) {
 	if strings.TrimSpace(token) == "" {
 		return nil, errors.New("GitHub token is empty")
 	}
+	return newIdentityClient(&tokenTransport{token: token, next: http.DefaultTransport}, baseURL, func(context.Context) (string, error) {
+		return token, nil
+	})
+}
+
+// newIdentityClient builds the adapter for one identity whose requests
+// authenticate through auth: its own write scheduler and ETag cache, and
+// pushes with the token that token returns.
+func newIdentityClient(auth http.RoundTripper, baseURL string, token func(context.Context) (string, error)) (*Client, error) {
 	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
-	c, err := NewClient(&http.Client{Transport: NewETagTransport(NewScheduledTransport(&tokenTransport{token: token, next: http.DefaultTransport}, sched), etagBytes)}, baseURL)
+	c, err := NewClient(&http.Client{Transport: NewETagTransport(NewScheduledTransport(auth, sched), etagBytes)}, baseURL)
 	if err != nil {
 		return nil, err
 	}
 	c.Scheduler = sched
-	c.GitAuth = func(context.Context) (transport.AuthMethod, error) {
-		return &githttp.BasicAuth{Username: "x-access-token", Password: token}, nil
+	c.GitAuth = func(ctx context.Context) (transport.AuthMethod, error) {
+		tok, err := token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &githttp.BasicAuth{Username: "x-access-token", Password: tok}, nil
 	}
 	return c, nil
 }
@@ -66,18 +79,11 @@ func NewAppClient(appID, installationID int64, privateKeyPEM []byte, baseURL str
 	if baseURL != "" {
 		itr.BaseURL = strings.TrimSuffix(baseURL, "/")
 	}
-	sched := ratelimit.New(ratelimit.GitHubSecondary, nil)
-	c, err := NewClient(&http.Client{Transport: NewETagTransport(NewScheduledTransport(itr, sched), etagBytes)}, baseURL)
-	if err != nil {
-		return nil, err
-	}
-	c.Scheduler = sched
-	c.GitAuth = func(ctx context.Context) (transport.AuthMethod, error) {
+	return newIdentityClient(itr, baseURL, func(ctx context.Context) (string, error) {
 		tok, err := itr.Token(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("GitHub App %d installation %d: minting a token: %w", appID, installationID, err)
+			return "", fmt.Errorf("GitHub App %d installation %d: minting a token: %w", appID, installationID, err)
 		}
-		return &githttp.BasicAuth{Username: "x-access-token", Password: tok}, nil
-	}
-	return c, nil
+		return tok, nil
+	})
 }

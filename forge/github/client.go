@@ -95,7 +95,9 @@ func apiError(op string, err error) error {
 		switch er.Response.StatusCode {
 		case http.StatusNotFound:
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrNotFound, er.Message)
-		case http.StatusConflict:
+		case http.StatusConflict, http.StatusMethodNotAllowed:
+			// 409: a ref or head moved; 405: GitHub will not merge (draft,
+			// failing protections). Either way nothing was written.
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, er.Message)
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrPermission, er.Message)
@@ -308,12 +310,12 @@ func (c *Client) Permission(ctx context.Context, r forge.Repo, login string) (fo
 	op := fmt.Sprintf("reading %s's permission on %s", login, r.FullName)
 	p, _, err := c.gh.Repositories.GetPermissionLevel(ctx, owner, name, login)
 	if err != nil {
-		var er *gh.ErrorResponse
+		err = apiError(op, err)
 		// GitHub answers 404 for a user who is not a collaborator.
-		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound {
+		if errors.Is(err, forge.ErrNotFound) {
 			return forge.PermissionNone, nil
 		}
-		return "", apiError(op, err)
+		return "", err
 	}
 	switch perm := forge.Permission(p.GetPermission()); perm {
 	case forge.PermissionAdmin, forge.PermissionWrite, forge.PermissionRead, forge.PermissionNone:

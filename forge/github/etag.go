@@ -16,7 +16,13 @@ import (
 // never served to another. At most maxBytes of answers are kept, oldest
 // dropped first.
 func NewETagTransport(next http.RoundTripper, maxBytes int) http.RoundTripper {
-	return &etagTransport{next: next, max: maxBytes, entries: map[string][]byte{}}
+	return &etagTransport{next: next, max: maxBytes, entries: map[string]etagEntry{}}
+}
+
+// etagEntry is a 200 answer as received, and its ETag.
+type etagEntry struct {
+	etag string
+	dump []byte
 }
 
 type etagTransport struct {
@@ -24,7 +30,7 @@ type etagTransport struct {
 	max     int // bytes
 	size    int
 	mu      sync.Mutex
-	entries map[string][]byte // URL → dumped 200 response
+	entries map[string]etagEntry // Accept + URL → answer
 	order   []string
 }
 
@@ -34,28 +40,21 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key := req.Header.Get("Accept") + " " + req.URL.String()
 	t.mu.Lock()
-	cached := t.entries[key]
+	cached, ok := t.entries[key]
 	t.mu.Unlock()
-	var etag string
-	if cached != nil {
-		if old, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(cached)), req); err == nil {
-			etag = old.Header.Get("ETag")
-			old.Body.Close()
-		}
-	}
 	r := req
-	if etag != "" {
+	if ok {
 		r = req.Clone(req.Context())
-		r.Header.Set("If-None-Match", etag)
+		r.Header.Set("If-None-Match", cached.etag)
 	}
 	resp, err := t.next.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusNotModified && cached != nil {
+	if resp.StatusCode == http.StatusNotModified && ok {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		old, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(cached)), req)
+		old, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(cached.dump)), req)
 		if err != nil {
 			return nil, err
 		}
@@ -67,31 +66,31 @@ func (t *etagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return old, nil
 	}
-	if resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "" {
+	if etag := resp.Header.Get("ETag"); resp.StatusCode == http.StatusOK && etag != "" {
 		dump, err := httputil.DumpResponse(resp, true)
 		if err != nil {
 			return nil, err
 		}
-		t.store(key, dump)
+		t.store(key, etag, dump)
 	}
 	return resp, nil
 }
 
-func (t *etagTransport) store(key string, dump []byte) {
+func (t *etagTransport) store(key, etag string, dump []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(dump) > t.max {
 		return
 	}
 	if old, ok := t.entries[key]; ok {
-		t.size -= len(old)
+		t.size -= len(old.dump)
 	} else {
 		t.order = append(t.order, key)
 	}
-	t.entries[key] = dump
+	t.entries[key] = etagEntry{etag: etag, dump: dump}
 	t.size += len(dump)
 	for t.size > t.max {
-		t.size -= len(t.entries[t.order[0]])
+		t.size -= len(t.entries[t.order[0]].dump)
 		delete(t.entries, t.order[0])
 		t.order = t.order[1:]
 	}

@@ -53,12 +53,16 @@ func TestETagTransportServesNotModifiedFromCache(t *testing.T) {
 
 func TestETagTransportEvictsBySize(t *testing.T) {
 	t.Parallel()
-	tr := &etagTransport{max: 100, entries: map[string][]byte{}}
-	tr.store("a", make([]byte, 60))
-	tr.store("b", make([]byte, 30))
-	tr.store("c", make([]byte, 30)) // over 100: a goes
-	tr.store("huge", make([]byte, 101))
-	if _, ok := tr.entries["a"]; ok || tr.entries["b"] == nil || tr.entries["c"] == nil || tr.entries["huge"] != nil || tr.size != 60 {
+	tr := &etagTransport{max: 100, entries: map[string]etagEntry{}}
+	tr.store("a", `"1"`, make([]byte, 60))
+	tr.store("b", `"2"`, make([]byte, 30))
+	tr.store("c", `"3"`, make([]byte, 30)) // over 100: a goes
+	tr.store("huge", `"4"`, make([]byte, 101))
+	_, hasA := tr.entries["a"]
+	_, hasB := tr.entries["b"]
+	_, hasC := tr.entries["c"]
+	_, hasHuge := tr.entries["huge"]
+	if hasA || !hasB || !hasC || hasHuge || tr.size != 60 {
 		t.Errorf("cache holds %d entries, %d bytes; want b and c only (60 bytes)", len(tr.entries), tr.size)
 	}
 }

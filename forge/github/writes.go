@@ -184,10 +184,6 @@ func (c *Client) Merge(ctx context.Context, r forge.Repo, number int, expectedHe
 	op := fmt.Sprintf("merging %s#%d at %s", r.FullName, number, expectedHeadSHA)
 	res, _, err := c.gh.PullRequests.Merge(ctx, owner, name, number, "", &gh.PullRequestOptions{SHA: expectedHeadSHA, MergeMethod: method})
 	if err != nil {
-		var er *gh.ErrorResponse
-		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusMethodNotAllowed {
-			return "", fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, er.Message)
-		}
 		return "", apiError(op, err)
 	}
 	if !res.GetMerged() {
@@ -245,11 +241,20 @@ func (c *Client) peeledTag(ctx context.Context, owner, name, tagName string) (st
 	return tag.GetObject().GetSHA(), nil
 }
 
+// unprocessableErr returns GitHub's 422 answer, or nil for anything else.
+func unprocessableErr(err error) *gh.ErrorResponse {
+	var er *gh.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return nil
+	}
+	return er
+}
+
 // isUnprocessable reports a 422 whose message or error details contain
 // text ("" matches any 422).
 func isUnprocessable(err error, text string) bool {
-	var er *gh.ErrorResponse
-	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+	er := unprocessableErr(err)
+	if er == nil {
 		return false
 	}
 	if strings.Contains(er.Message, text) {
@@ -266,8 +271,8 @@ func isUnprocessable(err error, text string) bool {
 // isInvalidField reports GitHub's 422 for a field that names nothing, such
 // as a head branch that does not exist.
 func isInvalidField(err error, field string) bool {
-	var er *gh.ErrorResponse
-	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+	er := unprocessableErr(err)
+	if er == nil {
 		return false
 	}
 	for _, e := range er.Errors {

@@ -149,8 +149,7 @@ func (s *Store) push(src, dst string, old *plumbing.Reference) error {
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return nil
-	case strings.Contains(err.Error(), "required to be"), strings.Contains(err.Error(), "non-fast-forward"),
-		strings.Contains(err.Error(), "already exists"), strings.Contains(err.Error(), "rejected"):
+	case pushRejected(err):
 		return fmt.Errorf("%w: pushing %s to %s: %v", ErrConflict, dst, fetch.Redact(s.repo.URL), err)
 	default:
 		return fmt.Errorf("pushing %s to %s: %w", dst, fetch.Redact(s.repo.URL), err)
