@@ -16,6 +16,9 @@ var (
 	ErrConflict     = errors.New("conflict: the expected SHA or ref did not match")
 	ErrPermission   = errors.New("permission denied")
 	ErrNotSupported = errors.New("not supported by this forge")
+	// ErrNotMergeable is a merge the forge refused for a reason other than
+	// a moved head: branch protection, required checks, conflicts.
+	ErrNotMergeable = errors.New("the forge refused the merge")
 	// ErrUnauthorized is a webhook whose signature or token is missing or
 	// wrong: it must be rejected (401) and never processed.
 	ErrUnauthorized = errors.New("webhook signature or token missing or wrong")

@@ -30,6 +30,23 @@ type FileReader interface {
 	ListTree(ctx context.Context, repo Repo, ref, dir string) ([]string, error)
 }
 
+// Snapshot is the content of a directory at a commit.
+type Snapshot struct {
+	// Commit is the SHA the ref resolved to.
+	Commit string
+	// Files maps slash paths relative to the directory to content.
+	Files map[string][]byte
+}
+
+// TreeReader reads a whole directory at a ref in one go: adapters fetch it
+// over git, so a package costs one request, not one per file.
+type TreeReader interface {
+	// ReadTree returns every file under dir ("" is the root) at ref (a
+	// branch, tag or SHA); ErrNotFound when ref does not exist. A dir
+	// with no files is an empty Snapshot, not an error.
+	ReadTree(ctx context.Context, repo Repo, ref, dir string) (Snapshot, error)
+}
+
 // RefLister lists tags and branches.
 type RefLister interface {
 	ListTags(ctx context.Context, repo Repo) ([]Tag, error)
@@ -42,6 +59,10 @@ type Pusher interface {
 	// base and moves branch to the new commit, but only if branch is at
 	// oldSHA (empty: the branch must not exist); otherwise ErrConflict.
 	PushFiles(ctx context.Context, repo Repo, branch, oldSHA, base string, files map[string][]byte, message string) (sha string, err error)
+	// DeleteBranch deletes branch only if it is still at expectedSHA
+	// (ErrConflict otherwise, so a commit pushed since is never lost);
+	// a branch already gone is success.
+	DeleteBranch(ctx context.Context, repo Repo, branch, expectedSHA string) error
 }
 
 // ChangeSpec opens a change.
@@ -60,11 +81,20 @@ type ChangeUpdate struct {
 
 // Changes opens, reads, updates, closes and merges changes.
 type Changes interface {
+	// ListChangesByHead returns the changes (any state) whose head is the
+	// branch head of this repository.
 	ListChangesByHead(ctx context.Context, repo Repo, head string) ([]Change, error)
+	// ListOpenChanges returns every open change, for resync.
+	ListOpenChanges(ctx context.Context, repo Repo) ([]Change, error)
+	// GetChange returns one change; ErrNotFound when there is none.
+	GetChange(ctx context.Context, repo Repo, number int) (Change, error)
 	OpenChange(ctx context.Context, repo Repo, spec ChangeSpec) (Change, error)
 	UpdateChange(ctx context.Context, repo Repo, number int, u ChangeUpdate) (Change, error)
 	CloseChange(ctx context.Context, repo Repo, number int) error
-	// Merge merges exactly expectedHeadSHA: if the head moved, ErrConflict.
+	// Merge merges exactly expectedHeadSHA: if the head moved, ErrConflict;
+	// if the forge refuses for another reason (branch protection, required
+	// checks, conflicts, a draft, mergeability still being computed), an
+	// error wrapping ErrNotMergeable with the forge's reason.
 	Merge(ctx context.Context, repo Repo, number int, expectedHeadSHA, method string) (mergeSHA string, err error)
 	ListReviews(ctx context.Context, repo Repo, number int) ([]Review, error)
 }
@@ -76,11 +106,39 @@ type Tagger interface {
 	CreateTag(ctx context.Context, repo Repo, name, sha, message string) error
 }
 
-// Commenter comments on changes.
+// Commenter comments on changes. number is the change a comment belongs to
+// (GitLab addresses notes through their merge request).
 type Commenter interface {
 	Comment(ctx context.Context, repo Repo, number int, body string) (Comment, error)
-	EditComment(ctx context.Context, repo Repo, id int64, body string) error
-	React(ctx context.Context, repo Repo, commentID int64, reaction string) error
+	// ListComments returns a change's comments, oldest first.
+	ListComments(ctx context.Context, repo Repo, number int) ([]Comment, error)
+	EditComment(ctx context.Context, repo Repo, number int, id int64, body string) error
+	// React adds a reaction (GitHub's names: +1, eyes, rocket, confused,
+	// ...) to a comment.
+	React(ctx context.Context, repo Repo, number int, commentID int64, reaction string) error
+}
+
+// Issue is an issue: kptbot keeps one dashboard issue per repository.
+type Issue struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body,omitempty"`
+	URL    string `json:"url,omitempty"`
+}
+
+// Issues finds, opens and edits issues.
+type Issues interface {
+	// ListIssues returns the open issues carrying label.
+	ListIssues(ctx context.Context, repo Repo, label string) ([]Issue, error)
+	OpenIssue(ctx context.Context, repo Repo, title, body string, labels []string) (Issue, error)
+	EditIssue(ctx context.Context, repo Repo, number int, title, body string) error
+}
+
+// Teams answers team membership, for approver lists naming teams.
+type Teams interface {
+	// TeamMember reports whether login belongs to team: "org/slug" on
+	// GitHub, a group path on GitLab.
+	TeamMember(ctx context.Context, repo Repo, team, login string) (bool, error)
 }
 
 // Permission is a user's access to a repository.
@@ -171,11 +229,14 @@ type Dispatcher interface {
 // Forge is every role together, as the bot's full view of a forge.
 type Forge interface {
 	FileReader
+	TreeReader
 	RefLister
 	Pusher
 	Changes
 	Tagger
 	Commenter
+	Issues
+	Teams
 	Permissions
 	Checks
 	RepoLister
