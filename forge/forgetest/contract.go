@@ -137,8 +137,8 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if c.HeadSHA != approved {
 			t.Fatalf("OpenChange head = %s, want %s", c.HeadSHA, approved)
 		}
-		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrConflict) {
-			t.Errorf("merging a draft: error = %v, want ErrConflict", err)
+		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrNotMergeable) {
+			t.Errorf("merging a draft: error = %v, want ErrNotMergeable", err)
 		}
 		ready := false
 		if _, err := h.UpdateChange(ctx, repo, c.Number, forge.ChangeUpdate{Draft: &ready}); err != nil {
@@ -217,14 +217,102 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.EditComment(ctx, repo, cm.ID, "rendered again"); err != nil {
+		if err := h.EditComment(ctx, repo, c.Number, cm.ID, "rendered again"); err != nil {
 			t.Errorf("EditComment: %v", err)
 		}
-		if err := h.React(ctx, repo, cm.ID, "+1"); err != nil {
+		if err := h.React(ctx, repo, c.Number, cm.ID, "+1"); err != nil {
 			t.Errorf("React: %v", err)
 		}
-		if err := h.EditComment(ctx, repo, cm.ID+1000, "x"); !errors.Is(err, forge.ErrNotFound) {
+		if err := h.EditComment(ctx, repo, c.Number, cm.ID+1000, "x"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("EditComment(missing) error = %v, want ErrNotFound", err)
+		}
+		list, err := h.ListComments(ctx, repo, c.Number)
+		if err != nil || len(list) != 1 || list[0].ID != cm.ID || list[0].Body != "rendered again" {
+			t.Errorf("ListComments = %+v, %v; want the one edited comment", list, err)
+		}
+	})
+
+	t.Run("ReadTreeAndDeleteBranch", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"pkgs/a/Kptfile": []byte("k\n"), "pkgs/a/sub/cm.yaml": []byte("c\n"), "pkgs/ab/Kptfile": []byte("x\n")})
+		snap, err := h.ReadTree(ctx, repo, "main", "pkgs/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Commit != base || len(snap.Files) != 2 || string(snap.Files["Kptfile"]) != "k\n" || string(snap.Files["sub/cm.yaml"]) != "c\n" {
+			t.Errorf("ReadTree(main, pkgs/a) = %s %v; want %s with Kptfile and sub/cm.yaml", snap.Commit, snap.Files, base)
+		}
+		if snap, err := h.ReadTree(ctx, repo, base, "nothing/here"); err != nil || len(snap.Files) != 0 {
+			t.Errorf("ReadTree(empty dir) = %v, %v; want no files and no error", snap.Files, err)
+		}
+		if _, err := h.ReadTree(ctx, repo, "no-such-ref", ""); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("ReadTree(missing ref) error = %v, want ErrNotFound", err)
+		}
+		tip, err := h.PushFiles(ctx, repo, "drafts/a/v1", "", base, map[string][]byte{"pkgs/a/Kptfile": []byte("k2\n")}, "edit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", base); !errors.Is(err, forge.ErrConflict) {
+			t.Errorf("DeleteBranch(stale sha) error = %v, want ErrConflict (a pushed commit would be lost)", err)
+		}
+		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
+			t.Errorf("DeleteBranch: %v", err)
+		}
+		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
+			t.Errorf("DeleteBranch(already gone) = %v, want success", err)
+		}
+		branches, _ := h.ListBranches(ctx, repo)
+		if hasBranch(branches, "drafts/a/v1", tip) {
+			t.Errorf("branch still listed after delete: %v", branches)
+		}
+	})
+
+	t.Run("OpenChangesAndIssues", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		for _, b := range []string{"x", "y"} {
+			if _, err := h.PushFiles(ctx, repo, b, "", base, map[string][]byte{b + ".yaml": []byte("v: 1\n")}, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cx, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "x", Base: "main", Title: "x", Body: "body x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cy, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "y", Base: "main", Title: "y", Draft: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.CloseChange(ctx, repo, cx.Number); err != nil {
+			t.Fatal(err)
+		}
+		open, err := h.ListOpenChanges(ctx, repo)
+		if err != nil || len(open) != 1 || open[0].Number != cy.Number || !open[0].Draft {
+			t.Errorf("ListOpenChanges = %+v, %v; want only draft #%d", open, err, cy.Number)
+		}
+		got, err := h.GetChange(ctx, repo, cx.Number)
+		if err != nil || got.State != "closed" || got.Body != "body x" || got.HeadRef != "x" {
+			t.Errorf("GetChange(#%d) = %+v, %v; want the closed change with its body", cx.Number, got, err)
+		}
+		if _, err := h.GetChange(ctx, repo, 9999); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("GetChange(9999) error = %v, want ErrNotFound", err)
+		}
+		is, err := h.OpenIssue(ctx, repo, "kptbot dashboard", "v1", []string{"kptbot-dashboard"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EditIssue(ctx, repo, is.Number, "kptbot dashboard", "v2"); err != nil {
+			t.Fatal(err)
+		}
+		list, err := h.ListIssues(ctx, repo, "kptbot-dashboard")
+		if err != nil || len(list) != 1 || list[0].Number != is.Number || list[0].Body != "v2" {
+			t.Errorf("ListIssues = %+v, %v; want the edited dashboard", list, err)
+		}
+		if list, err := h.ListIssues(ctx, repo, "other"); err != nil || len(list) != 0 {
+			t.Errorf("ListIssues(other label) = %+v, %v; want none", list, err)
+		}
+		if ok, err := h.TeamMember(ctx, repo, "acme/platform", "mallory"); err != nil || ok {
+			t.Errorf("TeamMember(non-member) = %v, %v; want false", ok, err)
 		}
 	})
 }

@@ -18,13 +18,20 @@ import (
 
 // Fake is an in-memory forge. Its zero value is not usable; see New.
 type Fake struct {
-	mu       sync.Mutex
-	repos    map[string]*repo
-	failures map[string]error
-	nextID   int64
-	dispatch []Dispatched
+	mu        sync.Mutex
+	repos     map[string]*repo
+	failures  map[string]error
+	nextID    int64
+	dispatch  []Dispatched
+	reactions []Reaction
+	// mergeBlocked holds a branch-protection refusal per repository.
+	mergeBlocked map[string]string
 	// Perms maps "owner/name:login" to a permission (default read).
 	Perms map[string]forge.Permission
+	// TeamMembers maps "team:login" to membership.
+	TeamMembers map[string]bool
+	// BotLogin is the author of everything the fake's API writes.
+	BotLogin string
 }
 
 type commit struct {
@@ -39,6 +46,9 @@ type repo struct {
 	changes  map[int]*forge.Change
 	reviews  map[int][]forge.Review
 	comments map[int64]*forge.Comment
+	onChange map[int64]int // comment id -> change number
+	issues   map[int]*forge.Issue
+	labels   map[int][]string             // issue labels
 	checks   map[string]forge.CheckReport // by headSHA + "\x00" + name
 	next     int
 }
@@ -54,7 +64,8 @@ var _ forge.Forge = (*Fake)(nil)
 
 // New returns an empty fake forge.
 func New() *Fake {
-	return &Fake{repos: map[string]*repo{}, failures: map[string]error{}, Perms: map[string]forge.Permission{}}
+	return &Fake{repos: map[string]*repo{}, failures: map[string]error{}, Perms: map[string]forge.Permission{},
+		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{}}
 }
 
 // Fail makes every later call of op (a method name, e.g. "Merge") return
@@ -92,7 +103,8 @@ func (f *Fake) repo(r forge.Repo) *repo {
 	rp, ok := f.repos[r.FullName]
 	if !ok {
 		rp = &repo{commits: map[string]commit{}, branches: map[string]string{}, tags: map[string]string{},
-			changes: map[int]*forge.Change{}, reviews: map[int][]forge.Review{}, comments: map[int64]*forge.Comment{}, checks: map[string]forge.CheckReport{}}
+			changes: map[int]*forge.Change{}, reviews: map[int][]forge.Review{}, comments: map[int64]*forge.Comment{}, checks: map[string]forge.CheckReport{},
+			onChange: map[int64]int{}, issues: map[int]*forge.Issue{}, labels: map[int][]string{}}
 		f.repos[r.FullName] = rp
 	}
 	return rp
@@ -315,13 +327,17 @@ func (f *Fake) Merge(_ context.Context, r forge.Repo, number int, expectedHeadSH
 		return "", fmt.Errorf("%w: change #%d", forge.ErrNotFound, number)
 	}
 	if c.State != "open" || c.Draft {
-		return "", fmt.Errorf("%w: change #%d is %s (draft %v)", forge.ErrConflict, number, c.State, c.Draft)
+		return "", fmt.Errorf("%w: change #%d is %s (draft %v)", forge.ErrNotMergeable, number, c.State, c.Draft)
+	}
+	if err := f.mergeBlocked[r.FullName]; err != "" {
+		return "", fmt.Errorf("%w: %s", forge.ErrNotMergeable, err)
 	}
 	if c.HeadSHA != expectedHeadSHA {
 		return "", fmt.Errorf("%w: change #%d head is %s, not the approved %s", forge.ErrConflict, number, c.HeadSHA, expectedHeadSHA)
 	}
-	sha := rp.commit(rp.branches[c.BaseRef], rp.commits[c.HeadSHA].files)
+	sha := rp.commit(rp.branches[c.BaseRef], rp.mergeFiles(rp.branches[c.BaseRef], c.HeadSHA))
 	rp.branches[c.BaseRef] = sha
+	delete(rp.branches, "") // never a real branch
 	c.State, c.Merged, c.MergeCommitSHA = "merged", true, sha
 	return sha, nil
 }
@@ -368,40 +384,40 @@ func (f *Fake) Comment(_ context.Context, r forge.Repo, number int, body string)
 	if _, ok := rp.changes[number]; !ok {
 		return forge.Comment{}, fmt.Errorf("%w: change #%d", forge.ErrNotFound, number)
 	}
-	f.nextID++
-	c := &forge.Comment{ID: f.nextID, Body: body, Author: forge.User{Login: "kptbot[bot]", Bot: true}}
-	rp.comments[c.ID] = c
-	return *c, nil
+	return f.addComment(rp, number, forge.User{Login: f.BotLogin, Bot: true}, body), nil
 }
 
 // EditComment implements forge.Commenter.
-func (f *Fake) EditComment(_ context.Context, r forge.Repo, id int64, body string) error {
+func (f *Fake) EditComment(_ context.Context, r forge.Repo, number int, id int64, body string) error {
 	unlock, err := f.enter("EditComment")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	c, ok := f.repo(r).comments[id]
-	if !ok {
-		return fmt.Errorf("%w: comment %d", forge.ErrNotFound, id)
+	rp := f.repo(r)
+	c, ok := rp.comments[id]
+	if !ok || rp.onChange[id] != number {
+		return fmt.Errorf("%w: comment %d on #%d", forge.ErrNotFound, id, number)
 	}
 	c.Body, c.Edited = body, true
 	return nil
 }
 
 // React implements forge.Commenter.
-func (f *Fake) React(_ context.Context, r forge.Repo, id int64, reaction string) error {
+func (f *Fake) React(_ context.Context, r forge.Repo, number int, id int64, reaction string) error {
 	unlock, err := f.enter("React")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, ok := f.repo(r).comments[id]; !ok {
-		return fmt.Errorf("%w: comment %d", forge.ErrNotFound, id)
+	rp := f.repo(r)
+	if _, ok := rp.comments[id]; !ok || rp.onChange[id] != number {
+		return fmt.Errorf("%w: comment %d on #%d", forge.ErrNotFound, id, number)
 	}
 	if strings.TrimSpace(reaction) == "" {
 		return fmt.Errorf("empty reaction")
 	}
+	f.reactions = append(f.reactions, Reaction{Repo: r.FullName, Change: number, CommentID: id, Content: reaction})
 	return nil
 }
 
@@ -507,4 +523,271 @@ func (f *Fake) Dispatches() []Dispatched {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Dispatched(nil), f.dispatch...)
+}
+
+// Reaction is one React call the fake received.
+type Reaction struct {
+	Repo      string
+	Change    int
+	CommentID int64
+	Content   string
+}
+
+// Reactions returns every reaction added, in order.
+func (f *Fake) Reactions() []Reaction {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Reaction(nil), f.reactions...)
+}
+
+func (f *Fake) addComment(rp *repo, number int, author forge.User, body string) forge.Comment {
+	f.nextID++
+	c := &forge.Comment{ID: f.nextID, Body: body, Author: author}
+	rp.comments[c.ID] = c
+	rp.onChange[c.ID] = number
+	return *c
+}
+
+// AddComment adds a comment by author to a change, as a human would, and
+// returns it (for building the webhook event that announces it).
+func (f *Fake) AddComment(r forge.Repo, number int, author forge.User, body string) forge.Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.addComment(f.repo(r), number, author, body)
+}
+
+// Comments returns a change's comments, oldest first.
+func (f *Fake) Comments(r forge.Repo, number int) []forge.Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.comments(f.repo(r), number)
+}
+
+func (f *Fake) comments(rp *repo, number int) []forge.Comment {
+	var out []forge.Comment
+	for id, c := range rp.comments {
+		if rp.onChange[id] == number {
+			out = append(out, *c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ListComments implements forge.Commenter.
+func (f *Fake) ListComments(_ context.Context, r forge.Repo, number int) ([]forge.Comment, error) {
+	unlock, err := f.enter("ListComments")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	if _, ok := rp.changes[number]; !ok {
+		if _, ok := rp.issues[number]; !ok {
+			return nil, fmt.Errorf("%w: change #%d", forge.ErrNotFound, number)
+		}
+	}
+	return f.comments(rp, number), nil
+}
+
+// SetAuthor sets a change's author, as if a human had opened it.
+func (f *Fake) SetAuthor(r forge.Repo, number int, u forge.User) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.repo(r).changes[number]; ok {
+		c.Author = u
+	}
+}
+
+// ancestors returns sha and every commit it descends from.
+func (rp *repo) ancestors(sha string) map[string]bool {
+	seen := map[string]bool{}
+	for sha != "" && !seen[sha] {
+		seen[sha] = true
+		sha = rp.commits[sha].parent
+	}
+	return seen
+}
+
+// mergeFiles is a file-level three-way merge: base's files plus every file
+// head changed since the fork point, as a forge's merge would give when the
+// two sides touch different files.
+func (rp *repo) mergeFiles(base, head string) map[string][]byte {
+	inBase := rp.ancestors(base)
+	fork := head
+	for fork != "" && !inBase[fork] {
+		fork = rp.commits[fork].parent
+	}
+	out := map[string][]byte{}
+	for n, b := range rp.commits[base].files {
+		out[n] = b
+	}
+	forkFiles, headFiles := rp.commits[fork].files, rp.commits[head].files
+	for n, b := range headFiles {
+		if old, ok := forkFiles[n]; !ok || string(old) != string(b) {
+			out[n] = b
+		}
+	}
+	for n := range forkFiles {
+		if _, ok := headFiles[n]; !ok {
+			delete(out, n)
+		}
+	}
+	return out
+}
+
+// ReadTree implements forge.TreeReader.
+func (f *Fake) ReadTree(_ context.Context, r forge.Repo, ref, dir string) (forge.Snapshot, error) {
+	unlock, err := f.enter("ReadTree")
+	if err != nil {
+		return forge.Snapshot{}, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	sha, ok := rp.resolve(ref)
+	if !ok {
+		return forge.Snapshot{}, fmt.Errorf("%w: ref %q in %s", forge.ErrNotFound, ref, r.FullName)
+	}
+	prefix := strings.Trim(dir, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	snap := forge.Snapshot{Commit: sha, Files: map[string][]byte{}}
+	for n, b := range rp.commits[sha].files {
+		if strings.HasPrefix(n, prefix) {
+			snap.Files[strings.TrimPrefix(n, prefix)] = b
+		}
+	}
+	return snap, nil
+}
+
+// DeleteBranch implements forge.Pusher.
+func (f *Fake) DeleteBranch(_ context.Context, r forge.Repo, branch, expectedSHA string) error {
+	unlock, err := f.enter("DeleteBranch")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	cur, ok := rp.branches[branch]
+	if !ok {
+		return nil
+	}
+	if cur != expectedSHA {
+		return fmt.Errorf("%w: branch %s is at %s, expected %s", forge.ErrConflict, branch, cur, expectedSHA)
+	}
+	delete(rp.branches, branch)
+	return nil
+}
+
+// ListOpenChanges implements forge.Changes.
+func (f *Fake) ListOpenChanges(_ context.Context, r forge.Repo) ([]forge.Change, error) {
+	unlock, err := f.enter("ListOpenChanges")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var out []forge.Change
+	for _, c := range f.repo(r).changes {
+		if c.State == "open" {
+			out = append(out, *c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// GetChange implements forge.Changes.
+func (f *Fake) GetChange(_ context.Context, r forge.Repo, number int) (forge.Change, error) {
+	unlock, err := f.enter("GetChange")
+	if err != nil {
+		return forge.Change{}, err
+	}
+	defer unlock()
+	c, ok := f.repo(r).changes[number]
+	if !ok {
+		return forge.Change{}, fmt.Errorf("%w: change #%d in %s", forge.ErrNotFound, number, r.FullName)
+	}
+	return *c, nil
+}
+
+// ListIssues implements forge.Issues.
+func (f *Fake) ListIssues(_ context.Context, r forge.Repo, label string) ([]forge.Issue, error) {
+	unlock, err := f.enter("ListIssues")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	var out []forge.Issue
+	for n, is := range rp.issues {
+		for _, l := range rp.labels[n] {
+			if l == label {
+				out = append(out, *is)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// OpenIssue implements forge.Issues; issues and changes share numbers, as
+// on GitHub.
+func (f *Fake) OpenIssue(_ context.Context, r forge.Repo, title, body string, labels []string) (forge.Issue, error) {
+	unlock, err := f.enter("OpenIssue")
+	if err != nil {
+		return forge.Issue{}, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	rp.next++
+	is := &forge.Issue{Number: rp.next, Title: title, Body: body}
+	rp.issues[is.Number] = is
+	rp.labels[is.Number] = append([]string(nil), labels...)
+	return *is, nil
+}
+
+// EditIssue implements forge.Issues.
+func (f *Fake) EditIssue(_ context.Context, r forge.Repo, number int, title, body string) error {
+	unlock, err := f.enter("EditIssue")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	is, ok := f.repo(r).issues[number]
+	if !ok {
+		return fmt.Errorf("%w: issue #%d", forge.ErrNotFound, number)
+	}
+	is.Title, is.Body = title, body
+	return nil
+}
+
+// Issue returns an issue, as a test reads the forge's UI.
+func (f *Fake) Issue(r forge.Repo, number int) (forge.Issue, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is, ok := f.repo(r).issues[number]
+	if !ok {
+		return forge.Issue{}, false
+	}
+	return *is, true
+}
+
+// TeamMember implements forge.Teams.
+func (f *Fake) TeamMember(_ context.Context, _ forge.Repo, team, login string) (bool, error) {
+	unlock, err := f.enter("TeamMember")
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	return f.TeamMembers[team+":"+login], nil
+}
+
+// BlockMerges makes merges in r fail with ErrNotMergeable and reason, as
+// branch protection would; "" lifts the block.
+func (f *Fake) BlockMerges(r forge.Repo, reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mergeBlocked[r.FullName] = reason
 }

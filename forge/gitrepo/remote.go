@@ -1,0 +1,113 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/forge"
+)
+
+// Remote is a git remote and the credentials to reach it: what forge
+// adapters use to move content over git instead of one REST call per file.
+type Remote struct {
+	URL  string
+	Auth transport.AuthMethod
+}
+
+// fetchRefs fetches every branch and tag of the remote into memory.
+func (r Remote) fetchRefs(ctx context.Context) (*git.Repository, error) {
+	repo, err := git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.URL}}); err != nil {
+		return nil, fmt.Errorf("configuring remote %s: %w", fetch.Redact(r.URL), err)
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin", Auth: r.Auth, Tags: git.NoTags,
+		RefSpecs: []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return nil, fmt.Errorf("fetching %s: %w", fetch.Redact(r.URL), err)
+	}
+	return repo, nil
+}
+
+// ReadTree returns the files under dir at ref (a branch, tag or full SHA
+// reachable from one), with paths relative to dir.
+func (r Remote) ReadTree(ctx context.Context, ref, dir string) (forge.Snapshot, error) {
+	repo, err := r.fetchRefs(ctx)
+	if err != nil {
+		return forge.Snapshot{}, err
+	}
+	c, err := resolveCommit(repo, ref)
+	if err != nil {
+		return forge.Snapshot{}, fmt.Errorf("%w: ref %q in %s", forge.ErrNotFound, ref, fetch.Redact(r.URL))
+	}
+	snap := forge.Snapshot{Commit: c.Hash.String(), Files: map[string][]byte{}}
+	tree, err := c.Tree()
+	if err != nil {
+		return forge.Snapshot{}, fmt.Errorf("reading the tree of %s: %w", c.Hash, err)
+	}
+	if dir = strings.Trim(dir, "/"); dir != "" {
+		if tree, err = tree.Tree(dir); err != nil {
+			return snap, nil // no such directory: no files
+		}
+	}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		rd, err := f.Reader()
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		b, err := io.ReadAll(rd)
+		snap.Files[f.Name] = b
+		return err
+	})
+	if err != nil {
+		return forge.Snapshot{}, fmt.Errorf("reading %s at %s: %w", dir, ref, err)
+	}
+	return snap, nil
+}
+
+// DeleteBranch deletes branch only while it is at expectedSHA; a branch
+// already gone is success, one that moved is forge.ErrConflict.
+func (r Remote) DeleteBranch(ctx context.Context, branch, expectedSHA string) error {
+	repo, err := r.fetchRefs(ctx)
+	if err != nil {
+		return err
+	}
+	ref := plumbing.NewBranchReferenceName(branch)
+	cur, err := repo.Reference(ref, false)
+	if err != nil {
+		return nil
+	}
+	if cur.Hash().String() != expectedSHA {
+		return fmt.Errorf("%w: branch %s of %s is at %s, expected %s (someone pushed; not deleted)",
+			forge.ErrConflict, branch, fetch.Redact(r.URL), cur.Hash(), expectedSHA)
+	}
+	err = repo.PushContext(ctx, &git.PushOptions{
+		RemoteName: "origin", Auth: r.Auth,
+		RefSpecs:          []config.RefSpec{config.RefSpec(":" + ref.String())},
+		RequireRemoteRefs: []config.RefSpec{config.RefSpec(expectedSHA + ":" + ref.String())},
+	})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+		return nil
+	case pushRejected(err):
+		return fmt.Errorf("%w: deleting %s in %s: %v", forge.ErrConflict, branch, fetch.Redact(r.URL), err)
+	default:
+		return fmt.Errorf("deleting %s in %s: %w", branch, fetch.Redact(r.URL), err)
+	}
+}
