@@ -95,10 +95,12 @@ func apiError(op string, err error) error {
 		switch er.Response.StatusCode {
 		case http.StatusNotFound:
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrNotFound, er.Message)
-		case http.StatusConflict, http.StatusMethodNotAllowed:
-			// 409: a ref or head moved; 405: GitHub will not merge (draft,
-			// failing protections). Either way nothing was written.
+		case http.StatusConflict:
+			// A ref or head moved; nothing was written.
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, er.Message)
+		case http.StatusMethodNotAllowed:
+			// GitHub will not merge (draft, protections, checks).
+			return fmt.Errorf("%s: %w: %s", op, forge.ErrNotMergeable, er.Message)
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return fmt.Errorf("%s: %w: %s", op, forge.ErrPermission, er.Message)
 		}

@@ -37,8 +37,27 @@ type stateGitHub struct {
 	mu       sync.Mutex
 	prs      map[string]map[int]*fakePR
 	reviews  map[string]map[int][]forge.Review
-	comments map[int64]string
+	comments map[int64]fakeComment
+	issues   map[string]map[int]*fakeIssue
+	numbers  map[string]int // last issue/PR number per repository
 	nextID   int64
+}
+
+type fakeComment struct {
+	number int
+	body   string
+}
+
+type fakeIssue struct {
+	title, body string
+	labels      []string
+}
+
+// number hands out the next issue or pull request number: GitHub numbers
+// both from one sequence.
+func (f *stateGitHub) number(repo string) int {
+	f.numbers[repo]++
+	return f.numbers[repo]
 }
 
 type fakePR struct {
@@ -70,7 +89,8 @@ func (h githubHarness) Review(r forge.Repo, number int, rv forge.Review) {
 func TestGitHubAdapterContract(t *testing.T) {
 	t.Parallel()
 	forgetest.Contract(t, func(t *testing.T) forgetest.Harness {
-		f := &stateGitHub{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]string{}}
+		f := &stateGitHub{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
+			issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}}
 		gitSrv := gitfixture.HTTPServer(t, f.root)
 		api := httptest.NewServer(loadAPIContract(t).middleware(t, f.handler()))
 		t.Cleanup(api.Close)
@@ -240,6 +260,9 @@ func (f *stateGitHub) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of '" + q.Variables["id"] + "'"}}})
 	})
+	mux.HandleFunc("GET /orgs/{org}/teams/{team}/memberships/{user}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+	})
 	mux.HandleFunc("GET /installation/repositories", func(w http.ResponseWriter, r *http.Request) {
 		var repos []map[string]any
 		matches, _ := filepath.Glob(filepath.Join(f.root, "*", "*.git"))
@@ -266,11 +289,21 @@ func (f *stateGitHub) pullRoutes(route routeFunc) {
 	}
 	route("GET /repos/{owner}/{repo}/pulls", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
 		out := []map[string]any{}
-		head := strings.TrimPrefix(r.URL.Query().Get("head"), r.PathValue("owner")+":")
-		for _, p := range f.prs[name] {
-			if p.head == head {
-				out = append(out, f.prJSON(repo, name, p))
+		q := r.URL.Query()
+		head := strings.TrimPrefix(q.Get("head"), r.PathValue("owner")+":")
+		state := q.Get("state")
+		if state == "" {
+			state = "open"
+		}
+		var nums []int
+		for n, p := range f.prs[name] {
+			if (head == "" || p.head == head) && (state == "all" || p.state == state) {
+				nums = append(nums, n)
 			}
+		}
+		sort.Ints(nums)
+		for _, n := range nums {
+			out = append(out, f.prJSON(repo, name, f.prs[name][n]))
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
@@ -293,7 +326,7 @@ func (f *stateGitHub) pullRoutes(route routeFunc) {
 		if f.prs[name] == nil {
 			f.prs[name] = map[int]*fakePR{}
 		}
-		p := &fakePR{number: len(f.prs[name]) + 1, title: in.Title, body: in.Body, draft: in.Draft, state: "open", head: in.Head, base: in.Base}
+		p := &fakePR{number: f.number(name), title: in.Title, body: in.Body, draft: in.Draft, state: "open", head: in.Head, base: in.Base}
 		f.prs[name][p.number] = p
 		writeJSON(w, http.StatusCreated, f.prJSON(repo, name, p))
 	})
@@ -452,6 +485,9 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 		if p, ok := f.prs[name][n]; ok {
 			p.labels = in.Labels
 		}
+		if is, ok := f.issues[name][n]; ok {
+			is.labels = in.Labels
+		}
 		for _, l := range in.Labels {
 			out = append(out, map[string]string{"name": l})
 		}
@@ -459,16 +495,36 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 	})
 	route("POST /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
 		n, _ := strconv.Atoi(r.PathValue("n"))
-		if _, ok := f.prs[name][n]; !ok {
+		if !f.exists(name, n) {
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 			return
 		}
 		var in struct{ Body string }
 		json.NewDecoder(r.Body).Decode(&in)
 		f.nextID++
-		f.comments[f.nextID] = in.Body
-		writeJSON(w, http.StatusCreated, map[string]any{"id": f.nextID, "body": in.Body, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"}})
+		f.comments[f.nextID] = fakeComment{number: n, body: in.Body}
+		writeJSON(w, http.StatusCreated, commentJSON(f.nextID, in.Body))
 	})
+	route("GET /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		if !f.exists(name, n) {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		var ids []int64
+		for id, c := range f.comments {
+			if c.number == n {
+				ids = append(ids, id)
+			}
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		out := []map[string]any{}
+		for _, id := range ids {
+			out = append(out, commentJSON(id, f.comments[id].body))
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	f.issueCRUD(route)
 	comment := func(w http.ResponseWriter, r *http.Request) (int64, bool) {
 		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if _, ok := f.comments[id]; !ok {
@@ -481,13 +537,102 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 		if id, ok := comment(w, r); ok {
 			var in struct{ Body string }
 			json.NewDecoder(r.Body).Decode(&in)
-			f.comments[id] = in.Body
-			writeJSON(w, http.StatusOK, map[string]any{"id": id, "body": in.Body})
+			c := f.comments[id]
+			c.body = in.Body
+			f.comments[id] = c
+			writeJSON(w, http.StatusOK, commentJSON(id, in.Body))
 		}
 	})
 	route("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
 		if _, ok := comment(w, r); ok {
 			writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "content": "+1"})
 		}
+	})
+}
+
+func commentJSON(id int64, body string) map[string]any {
+	return map[string]any{"id": id, "body": body, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"},
+		"created_at": "2026-11-22T00:00:00Z", "updated_at": "2026-11-22T00:00:00Z"}
+}
+
+// exists reports an issue or pull request numbered n.
+func (f *stateGitHub) exists(repo string, n int) bool {
+	_, pr := f.prs[repo][n]
+	_, is := f.issues[repo][n]
+	return pr || is
+}
+
+func (f *stateGitHub) issueJSON(name string, n int) map[string]any {
+	is := f.issues[name][n]
+	labels := []map[string]string{}
+	for _, l := range is.labels {
+		labels = append(labels, map[string]string{"name": l})
+	}
+	return map[string]any{"number": n, "title": is.title, "body": is.body, "state": "open", "labels": labels,
+		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d", name, n)}
+}
+
+func (f *stateGitHub) issueCRUD(route routeFunc) {
+	route("POST /repos/{owner}/{repo}/issues", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		var in struct {
+			Title, Body string
+			Labels      []string
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		if in.Title == "" {
+			validationFailed(w, map[string]string{"resource": "Issue", "field": "title", "code": "missing_field"})
+			return
+		}
+		if f.issues[name] == nil {
+			f.issues[name] = map[int]*fakeIssue{}
+		}
+		n := f.number(name)
+		f.issues[name][n] = &fakeIssue{title: in.Title, body: in.Body, labels: in.Labels}
+		writeJSON(w, http.StatusCreated, f.issueJSON(name, n))
+	})
+	route("PATCH /repos/{owner}/{repo}/issues/{n}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		is, ok := f.issues[name][n]
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		var in struct{ Title, Body *string }
+		json.NewDecoder(r.Body).Decode(&in)
+		if in.Title != nil {
+			is.title = *in.Title
+		}
+		if in.Body != nil {
+			is.body = *in.Body
+		}
+		writeJSON(w, http.StatusOK, f.issueJSON(name, n))
+	})
+	route("GET /repos/{owner}/{repo}/issues", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+		label := r.URL.Query().Get("labels")
+		var nums []int
+		for n, is := range f.issues[name] {
+			for _, l := range is.labels {
+				if l == label {
+					nums = append(nums, n)
+					break
+				}
+			}
+		}
+		sort.Ints(nums)
+		out := []map[string]any{}
+		for _, n := range nums {
+			out = append(out, f.issueJSON(name, n))
+		}
+		// GitHub lists pull requests as issues too, marked pull_request.
+		for n, p := range f.prs[name] {
+			for _, l := range p.labels {
+				if l == label && p.state == "open" {
+					pr := f.prJSON(repo, name, p)
+					pr["pull_request"] = map[string]string{"url": fmt.Sprintf("https://api.github.com/repos/%s/pulls/%d", name, n)}
+					out = append(out, pr)
+				}
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
 	})
 }

@@ -36,6 +36,45 @@ func (c *Client) PushFiles(ctx context.Context, r forge.Repo, branch, oldSHA, ba
 	return gitrepo.PushFiles(ctx, p)
 }
 
+// remote is the repository's git remote with the identity's credentials.
+func (c *Client) remote(ctx context.Context, r forge.Repo) (gitrepo.Remote, error) {
+	url := r.CloneURL
+	if url == "" {
+		if _, _, err := split(r); err != nil {
+			return gitrepo.Remote{}, err
+		}
+		url = c.GitURL + r.FullName + ".git"
+	}
+	rm := gitrepo.Remote{URL: url}
+	if c.GitAuth != nil {
+		auth, err := c.GitAuth(ctx)
+		if err != nil {
+			return rm, fmt.Errorf("git credentials for %s: %w", r.FullName, err)
+		}
+		rm.Auth = auth
+	}
+	return rm, nil
+}
+
+// DeleteBranch implements forge.Pusher with a git push carrying a lease on
+// expectedSHA: GitHub's REST ref deletion has no such condition.
+func (c *Client) DeleteBranch(ctx context.Context, r forge.Repo, branch, expectedSHA string) error {
+	rm, err := c.remote(ctx, r)
+	if err != nil {
+		return err
+	}
+	return rm.DeleteBranch(ctx, branch, expectedSHA)
+}
+
+// ReadTree implements forge.TreeReader with one git fetch.
+func (c *Client) ReadTree(ctx context.Context, r forge.Repo, ref, dir string) (forge.Snapshot, error) {
+	rm, err := c.remote(ctx, r)
+	if err != nil {
+		return forge.Snapshot{}, err
+	}
+	return rm.ReadTree(ctx, ref, dir)
+}
+
 // OpenChange implements forge.Changes; labels are added after the pull
 // request exists, as GitHub's create call has no labels field.
 func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpec) (forge.Change, error) {
@@ -169,10 +208,11 @@ func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) erro
 	return nil
 }
 
-// Merge implements forge.Changes. GitHub refuses the merge (409 "Head
-// branch was modified") when the head is no longer expectedHeadSHA, and
-// 405 when the pull request cannot be merged (draft, failing protections):
-// both are ErrConflict, and nothing is merged.
+// Merge implements forge.Changes. GitHub refuses the merge with 409 ("Head
+// branch was modified": ErrConflict) when the head is no longer
+// expectedHeadSHA, and with 405 (ErrNotMergeable, GitHub's reason kept)
+// when the pull request cannot be merged: a draft, failing protections,
+// required checks, conflicts. Nothing is merged either way.
 func (c *Client) Merge(ctx context.Context, r forge.Repo, number int, expectedHeadSHA, method string) (string, error) {
 	owner, name, err := split(r)
 	if err != nil {
@@ -187,7 +227,7 @@ func (c *Client) Merge(ctx context.Context, r forge.Repo, number int, expectedHe
 		return "", apiError(op, err)
 	}
 	if !res.GetMerged() {
-		return "", fmt.Errorf("%s: %w: %s", op, forge.ErrConflict, res.GetMessage())
+		return "", fmt.Errorf("%s: %w: %s", op, forge.ErrNotMergeable, res.GetMessage())
 	}
 	return res.GetSHA(), nil
 }
@@ -304,8 +344,9 @@ func (c *Client) Comment(ctx context.Context, r forge.Repo, number int, body str
 	return forge.Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: user(cm.GetUser())}, nil
 }
 
-// EditComment implements forge.Commenter.
-func (c *Client) EditComment(ctx context.Context, r forge.Repo, id int64, body string) error {
+// EditComment implements forge.Commenter; GitHub addresses comments by id
+// alone, so number is not sent.
+func (c *Client) EditComment(ctx context.Context, r forge.Repo, _ int, id int64, body string) error {
 	owner, name, err := split(r)
 	if err != nil {
 		return err
@@ -318,7 +359,7 @@ func (c *Client) EditComment(ctx context.Context, r forge.Repo, id int64, body s
 
 // React implements forge.Commenter with GitHub's reaction names (+1, -1,
 // laugh, confused, heart, hooray, rocket, eyes).
-func (c *Client) React(ctx context.Context, r forge.Repo, commentID int64, reaction string) error {
+func (c *Client) React(ctx context.Context, r forge.Repo, _ int, commentID int64, reaction string) error {
 	owner, name, err := split(r)
 	if err != nil {
 		return err

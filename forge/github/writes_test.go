@@ -219,8 +219,8 @@ func TestClientWrites(t *testing.T) {
 	if _, err := c.Merge(ctx, site, 8, shaTag1, "squash"); !errors.Is(err, forge.ErrConflict) {
 		t.Errorf("Merge with a stale head: error = %v, want ErrConflict", err)
 	}
-	if _, err := c.Merge(ctx, site, 9, shaHead, "merge"); !errors.Is(err, forge.ErrConflict) {
-		t.Errorf("Merge of an unmergeable PR: error = %v, want ErrConflict", err)
+	if _, err := c.Merge(ctx, site, 9, shaHead, "merge"); !errors.Is(err, forge.ErrNotMergeable) {
+		t.Errorf("Merge of an unmergeable PR: error = %v, want ErrNotMergeable", err)
 	}
 	if _, err := c.Merge(ctx, site, 8, "", "merge"); err == nil {
 		t.Error("Merge without the approved SHA succeeded")
@@ -246,10 +246,10 @@ func TestClientWrites(t *testing.T) {
 	if err != nil || cm.ID != 501 || !cm.Author.Bot {
 		t.Fatalf("Comment = %+v, %v", cm, err)
 	}
-	if err := c.EditComment(ctx, site, 501, "rendered again"); err != nil {
+	if err := c.EditComment(ctx, site, 7, 501, "rendered again"); err != nil {
 		t.Errorf("EditComment: %v", err)
 	}
-	if err := c.React(ctx, site, 501, "rocket"); err != nil {
+	if err := c.React(ctx, site, 7, 501, "rocket"); err != nil {
 		t.Errorf("React: %v", err)
 	}
 	rep := forge.CheckReport{Name: "kptbot/render", HeadSHA: shaHead, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "ok", Summary: "3 packages rendered"}
