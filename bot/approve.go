@@ -1,0 +1,348 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitrepo"
+)
+
+// approval is one approver's latest word on a change.
+type approval struct {
+	login string
+	sha   string
+}
+
+// verdict is the approval count for a change's head.
+type verdict struct {
+	valid []string
+	// stale are approvals of an earlier head whose rendered output differs.
+	stale []approval
+	// refused explains approvals that do not count (author, pusher, not
+	// an approver).
+	refused []string
+}
+
+// approvals collects the latest approval of each reviewer (reviews on the
+// forge, and /kptbot approve commands the bot recorded) and counts those
+// that hold for the current head under the repository's rules.
+func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
+	rc, ch := w.rc, w.ch
+	reviews, err := rc.f.ListReviews(ctx, rc.repo, ch.Number)
+	if err != nil {
+		return verdict{}, err
+	}
+	latest := map[string]*approval{}
+	var order []string
+	for _, rv := range reviews {
+		login := strings.ToLower(rv.Reviewer.Login)
+		switch rv.State {
+		case forge.ReviewApproved:
+			if _, ok := latest[login]; !ok {
+				order = append(order, login)
+			}
+			latest[login] = &approval{login: rv.Reviewer.Login, sha: rv.CommitSHA}
+		case forge.ReviewChangesRequested, forge.ReviewDismissed:
+			delete(latest, login)
+		}
+	}
+	for _, a := range w.st.Approvals {
+		login := strings.ToLower(a.By)
+		if _, ok := latest[login]; !ok {
+			order = append(order, login)
+		}
+		latest[login] = &approval{login: a.By, sha: a.SHA}
+	}
+	var v verdict
+	rules := rc.spec.Approvals
+	for _, login := range order {
+		a := latest[login]
+		if a == nil {
+			continue
+		}
+		switch {
+		case sameLogin(a.login, b.opts.Login):
+			continue
+		case sameLogin(a.login, ch.Author.Login) && (rules == nil || !rules.AllowAuthor):
+			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.login))
+			continue
+		case sameLogin(a.login, w.st.Pushers[ch.HeadSHA]):
+			v.refused = append(v.refused, fmt.Sprintf("@%s pushed the head commit", a.login))
+			continue
+		}
+		ok, err := b.mayApprove(ctx, rc, a.login)
+		if err != nil {
+			return v, err
+		}
+		if !ok {
+			v.refused = append(v.refused, fmt.Sprintf("@%s is not an approver", a.login))
+			continue
+		}
+		if a.sha == ch.HeadSHA || (w.st.Digests[a.sha] != "" && w.st.Digests[a.sha] == w.st.Digests[ch.HeadSHA]) {
+			v.valid = append(v.valid, a.login)
+			continue
+		}
+		v.stale = append(v.stale, *a)
+	}
+	return v, nil
+}
+
+// mayApprove applies kptbot.yaml's approvers: the users and teams named,
+// or anyone with write permission when none are named.
+func (b *Bot) mayApprove(ctx context.Context, rc *repoCtx, login string) (bool, error) {
+	rules := rc.spec.Approvals
+	if rules == nil || (len(rules.Users) == 0 && len(rules.Teams) == 0) {
+		perm, err := rc.f.Permission(ctx, rc.repo, login)
+		if err != nil {
+			return false, err
+		}
+		return perm == forge.PermissionWrite || perm == forge.PermissionAdmin, nil
+	}
+	for _, u := range rules.Users {
+		if sameLogin(u, login) {
+			return true, nil
+		}
+	}
+	for _, t := range rules.Teams {
+		ok, err := rc.f.TeamMember(ctx, rc.repo, t, login)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (b *Bot) minimum(rc *repoCtx) int {
+	if a := rc.spec.Approvals; a != nil && a.Minimum > 0 {
+		return a.Minimum
+	}
+	return 1
+}
+
+// evaluate counts approvals, says once on the change when an approval no
+// longer counts, and publishes a proposed, approved, green change.
+func (b *Bot) evaluate(ctx context.Context, w *work) error {
+	v, err := b.approvals(ctx, w)
+	if err != nil {
+		return err
+	}
+	for _, a := range v.stale {
+		if !w.st.notice("stale:" + strings.ToLower(a.login) + "@" + a.sha + ">" + w.ch.HeadSHA) {
+			continue
+		}
+		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and its rendered output differs, so that approval no longer counts. Please review again.", a.login, short(a.sha), short(w.ch.HeadSHA))
+		if err := b.reply(ctx, w.rc, w.ch.Number, msg); err != nil {
+			return err
+		}
+	}
+	for _, r := range w.results {
+		if !r.ok {
+			return nil // a failed render or guardrail blocks publish
+		}
+	}
+	if w.ch.Draft || len(v.valid) < b.minimum(w.rc) || w.st.Paused {
+		return nil
+	}
+	return b.publish(ctx, w, v.valid)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func (b *Bot) reply(ctx context.Context, rc *repoCtx, number int, body string) error {
+	if b.opts.DryRun {
+		return nil
+	}
+	if _, err := rc.f.Comment(ctx, rc.repo, number, body); err != nil {
+		return err
+	}
+	rc.out.Comments++
+	return nil
+}
+
+// publish merges exactly the approved head and tags the merge commit for
+// every package the change touched, then deletes the branch. Each step is
+// a compare-and-swap, so racing replicas merge once and tag once.
+func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
+	rc, ch := w.rc, w.ch
+	if b.opts.DryRun {
+		rc.out.Merged = append(rc.out.Merged, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
+		return nil
+	}
+	sha, err := rc.f.Merge(ctx, rc.repo, ch.Number, ch.HeadSHA, rc.spec.MergeMethod)
+	if err != nil {
+		// Another replica may have merged it a moment ago.
+		if cur, gerr := rc.f.GetChange(ctx, rc.repo, ch.Number); gerr == nil && cur.Merged && cur.HeadSHA == ch.HeadSHA {
+			return b.afterClose(ctx, rc, ch.Number)
+		}
+		if errors.Is(err, forge.ErrNotMergeable) {
+			if w.st.notice("unmergeable:" + ch.HeadSHA + ":" + err.Error()) {
+				return b.reply(ctx, rc, ch.Number, fmt.Sprintf("Approved, but the forge refused the merge: %s\n\nkptbot will try again on the next event or resync.", err))
+			}
+			return nil
+		}
+		if errors.Is(err, forge.ErrConflict) {
+			return nil // the head moved: the next event re-evaluates
+		}
+		return err
+	}
+	rc.out.Merged = append(rc.out.Merged, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
+	w.ch.Merged, w.ch.MergeCommitSHA, w.ch.State = true, sha, "merged"
+	return b.finishPublish(ctx, w, w.results, approvers)
+}
+
+// finishPublish tags the merge commit for each package and deletes the
+// branch; it is idempotent, so resync can call it after a crash.
+func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, approvers []string) error {
+	rc, ch := w.rc, w.ch
+	var lines []string
+	for _, r := range results {
+		if r.deleted {
+			lines = append(lines, fmt.Sprintf("- `%s`: deleted", r.name))
+			continue
+		}
+		tag, created, err := b.ensureTag(ctx, rc, r.name, ch, approvers)
+		if err != nil {
+			return err
+		}
+		if created {
+			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.name})
+		}
+		lines = append(lines, fmt.Sprintf("- `%s` published as `%s`", r.name, tag))
+	}
+	if !ch.FromFork {
+		if err := rc.f.DeleteBranch(ctx, rc.repo, ch.HeadRef, ch.HeadSHA); err != nil && !errors.Is(err, forge.ErrConflict) {
+			return err
+		}
+	}
+	if len(lines) == 0 || !w.st.notice("published:"+ch.MergeCommitSHA) {
+		return nil
+	}
+	msg := fmt.Sprintf("Merged `%s` as `%s`.\n\n%s", short(ch.HeadSHA), short(ch.MergeCommitSHA), strings.Join(lines, "\n"))
+	if len(approvers) > 0 {
+		msg += "\n\nApproved by " + atAll(approvers) + "."
+	}
+	return b.reply(ctx, rc, ch.Number, msg)
+}
+
+func atAll(logins []string) string {
+	out := make([]string, len(logins))
+	for i, l := range logins {
+		out[i] = "@" + l
+	}
+	return strings.Join(out, ", ")
+}
+
+// ensureTag gives the merge commit a revision tag of pkg: an existing
+// <pkg>/v<N> at that commit is reused, otherwise N is one more than the
+// highest. A racing replica that took N first at the same commit makes
+// the create succeed (idempotent); at another commit, N is recomputed.
+func (b *Bot) ensureTag(ctx context.Context, rc *repoCtx, pkg string, ch forge.Change, approvers []string) (string, bool, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		tags, err := rc.f.ListTags(ctx, rc.repo)
+		if err != nil {
+			return "", false, err
+		}
+		highest := 0
+		for _, t := range tags {
+			rest, ok := strings.CutPrefix(t.Name, pkg+"/")
+			if !ok {
+				continue
+			}
+			n, ok := gitrepo.ParseRevision(rest)
+			if !ok {
+				continue
+			}
+			if t.SHA == ch.MergeCommitSHA {
+				return t.Name, false, nil
+			}
+			highest = max(highest, n)
+		}
+		name := tagName(pkg, highest+1)
+		msg := tagMessage(pkg, highest+1, ch, approvers)
+		err = rc.f.CreateTag(ctx, rc.repo, name, ch.MergeCommitSHA, msg)
+		if err == nil {
+			return name, true, nil
+		}
+		if !errors.Is(err, forge.ErrConflict) {
+			return "", false, err
+		}
+	}
+	return "", false, fmt.Errorf("tagging %s in %s: revision numbers kept moving under concurrent publishes", pkg, rc.repo.FullName)
+}
+
+func tagMessage(pkg string, n int, ch forge.Change, approvers []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s revision %d\n\nPublished from change #%d (%s), head %s.\n", pkg, n, ch.Number, ch.Title, ch.HeadSHA)
+	if len(approvers) > 0 {
+		sorted := append([]string(nil), approvers...)
+		sort.Strings(sorted)
+		fmt.Fprintf(&b, "Approved-by: %s\n", strings.Join(sorted, ", "))
+	}
+	if m, ok := ParseMarker(ch.Body); ok && m.UpstreamLock != "" {
+		fmt.Fprintf(&b, "Upstream-lock: %s\n", m.UpstreamLock)
+	}
+	return b.String()
+}
+
+// afterClose finishes a merged change: when its head was approved under
+// the rules (the bot merged it and may have crashed before tagging), the
+// tags are made; a change merged around the bot is not published, and the
+// bot says so once.
+func (b *Bot) afterClose(ctx context.Context, rc *repoCtx, number int) error {
+	ch, err := rc.f.GetChange(ctx, rc.repo, number)
+	if err != nil {
+		return err
+	}
+	if !ch.Merged {
+		return nil
+	}
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return err
+	}
+	if len(w.st.Packages) == 0 {
+		return nil // the bot never saw a package in it
+	}
+	v, err := b.approvals(ctx, w)
+	if err != nil {
+		return err
+	}
+	if len(v.valid) < b.minimum(rc) {
+		if w.st.notice("merged-unapproved:" + ch.HeadSHA) {
+			if err := b.reply(ctx, rc, number, "This change was merged without the approvals kptbot.yaml requires for its head `"+short(ch.HeadSHA)+"`, so no package revision was published."); err != nil {
+				return err
+			}
+		}
+		return b.saveStatus(ctx, w, "")
+	}
+	results := make([]pkgResult, 0, len(w.st.Packages))
+	for _, p := range w.st.Packages {
+		snap, err := rc.f.ReadTree(ctx, rc.repo, ch.MergeCommitSHA, rc.pkgDir(p))
+		if err != nil {
+			return err
+		}
+		results = append(results, pkgResult{name: p, dir: rc.pkgDir(p), deleted: len(snap.Files) == 0, ok: true})
+	}
+	w.results = results
+	if err := b.finishPublish(ctx, w, results, v.valid); err != nil {
+		return err
+	}
+	return b.saveStatus(ctx, w, "")
+}
+
+// tagName is a revision's tag name (without refs/tags/), as forges list it.
+func tagName(pkg string, n int) string {
+	return strings.TrimPrefix(gitrepo.TagName(pkg, n), gitrepo.TagsPrefix)
+}

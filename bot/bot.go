@@ -1,0 +1,323 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/forge"
+)
+
+// Policy is the server's function policy: what may run beyond the
+// built-in functions. A PR head's exec and container functions run only
+// when this allows them and the function is already on the default branch.
+type Policy struct {
+	AllowExec       bool
+	AllowContainers bool
+	// AllowedImages are container images allowed beyond the built-ins.
+	AllowedImages []string
+}
+
+// Options configures a Bot.
+type Options struct {
+	// Forges maps a forge name (forge.GitHub, forge.GitLab) to its adapter.
+	Forges map[string]forge.Forge
+	// Name is what commands address: /Name and @Name.
+	Name string
+	// Login is the bot's own account (e.g. "kptbot[bot]"): its comments
+	// are never commands, and only its comments hold trusted state.
+	Login     string
+	Functions Policy
+	Logger    *slog.Logger
+	// DryRun computes and reports what would be done without writing.
+	DryRun bool
+}
+
+// Bot is kptbot on forges. It keeps no state of its own: everything is
+// read back from git and the forge on every event, so replicas are safe.
+type Bot struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a Bot.
+func New(opts Options) (*Bot, error) {
+	if len(opts.Forges) == 0 {
+		return nil, errors.New("bot: at least one forge is required")
+	}
+	if opts.Name == "" {
+		opts.Name = "kptbot"
+	}
+	if opts.Login == "" {
+		opts.Login = opts.Name + "[bot]"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Bot{opts: opts, log: log}, nil
+}
+
+// ConfigPaths are where kptbot.yaml may live, in order of preference.
+var configPaths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+
+// ErrBadConfig is a kptbot.yaml on the default branch that does not parse:
+// the bot does nothing in that repository until it is fixed.
+var ErrBadConfig = errors.New("kptbot.yaml on the default branch is invalid")
+
+// repoCtx is one repository being worked on: its forge, settings and the
+// outcome collected so far.
+type repoCtx struct {
+	f    forge.Forge
+	repo forge.Repo
+	cfg  *config.File
+	// cfgPath is where the config was read from ("" when absent).
+	cfgPath string
+	spec    config.RepositorySpec
+	out     *Outcome
+}
+
+func (b *Bot) forgeFor(r forge.Repo) (forge.Forge, error) {
+	f, ok := b.opts.Forges[r.Forge]
+	if !ok {
+		return nil, fmt.Errorf("repository %s is on forge %q, which this bot is not configured for", r.FullName, r.Forge)
+	}
+	return f, nil
+}
+
+// open loads a repository's configuration from its default branch (never
+// from a change's head, so a change cannot alter the rules it is judged by).
+func (b *Bot) open(ctx context.Context, r forge.Repo, out *Outcome) (*repoCtx, error) {
+	f, err := b.forgeFor(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.DefaultBranch == "" {
+		r.DefaultBranch = "main"
+	}
+	rc := &repoCtx{f: f, repo: r, out: out, cfg: &config.File{}}
+	for _, p := range configPaths {
+		data, err := f.ReadFile(ctx, r, r.DefaultBranch, p)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s from %s@%s: %w", p, r.FullName, r.DefaultBranch, err)
+		}
+		cfg, err := config.Parse(p, data)
+		if err != nil {
+			out.Problems = append(out.Problems, configProblems(r.FullName, err)...)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadConfig, r.FullName, err)
+		}
+		rc.cfg, rc.cfgPath = cfg, p
+		break
+	}
+	rc.cfg = config.Defaults(rc.cfg)
+	rc.spec = rc.cfg.Repository.Spec
+	if rc.spec.Branch != "" {
+		rc.repo.DefaultBranch = rc.spec.Branch
+	}
+	return rc, nil
+}
+
+// configProblems turns config parse errors into Problems at their lines.
+func configProblems(repo string, err error) []Problem {
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		return []Problem{{Severity: SeverityError, Repo: repo, Message: err.Error()}}
+	}
+	out := make([]Problem, 0, len(ce.Problems))
+	for _, p := range ce.Problems {
+		msg := p.Message
+		if p.Field != "" {
+			msg = p.Field + ": " + msg
+		}
+		out = append(out, Problem{Severity: SeverityError, Repo: repo, File: p.File, Line: p.Line, Message: msg})
+	}
+	return out
+}
+
+// pkgName is a package's name (its path under the repository's package
+// directory), which tags and branches carry.
+func (rc *repoCtx) pkgName(dir string) string {
+	root := strings.Trim(rc.spec.Directory, "/")
+	if root == "" {
+		return dir
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(dir, root), "/")
+}
+
+// pkgDir is the repository path of a package name.
+func (rc *repoCtx) pkgDir(name string) string {
+	return path.Join(strings.Trim(rc.spec.Directory, "/"), name)
+}
+
+// packagesIn lists the package directories (holding a Kptfile, not
+// nested in another package) of a repository tree.
+func (rc *repoCtx) packagesIn(files map[string][]byte) []string {
+	root := strings.Trim(rc.spec.Directory, "/")
+	var dirs []string
+	for p := range files {
+		if path.Base(p) != engine.KptfileName {
+			continue
+		}
+		d := path.Dir(p)
+		if d == "." {
+			d = ""
+		}
+		if root != "" && d != root && !strings.HasPrefix(d, root+"/") {
+			continue
+		}
+		if d == root && root == "" {
+			continue // a Kptfile at the repository root is not a package of it
+		}
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	var top []string
+	for _, d := range dirs {
+		if n := len(top); n > 0 && strings.HasPrefix(d, top[n-1]+"/") {
+			continue // a subpackage renders with its parent
+		}
+		top = append(top, d)
+	}
+	return top
+}
+
+// packageOf returns the package directory holding file, or "".
+func packageOf(pkgs []string, file string) string {
+	for _, p := range pkgs {
+		if strings.HasPrefix(file, p+"/") {
+			return p
+		}
+	}
+	return ""
+}
+
+// Handle processes one normalized event. Events are hints: the bot reads
+// the current state of the change or repository and converges it, so a
+// redelivered or out-of-order event does no harm.
+func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
+	var out Outcome
+	log := b.log.With("delivery", ev.DeliveryID, "repo", ev.Repo.FullName, "event", string(ev.Kind))
+	if sameLogin(ev.Sender.Login, b.opts.Login) && ev.Kind != forge.EventChangeMerged {
+		out.Skipped = "event caused by the bot itself"
+		return out, nil
+	}
+	var err error
+	switch ev.Kind {
+	case forge.EventPing:
+		out.Skipped = "ping"
+	case forge.EventIgnored:
+		out.Skipped = "ignored: " + ev.Ignored
+	case forge.EventCommentEdited:
+		out.Skipped = "edited comments are never read as commands"
+	case forge.EventCommentCreated:
+		err = b.onComment(ctx, ev, &out)
+	case forge.EventChangeOpened, forge.EventChangeSynchronized, forge.EventChangeReopened, forge.EventChangeEdited,
+		forge.EventChangeReadyForReview, forge.EventChangeConvertedToDraft, forge.EventReviewSubmitted,
+		forge.EventReviewDismissed, forge.EventApproved, forge.EventUnapproved:
+		err = b.onChange(ctx, ev, &out)
+	case forge.EventChangeMerged, forge.EventChangeClosed:
+		if ev.Change == nil {
+			out.Skipped = "close event without a change"
+			break
+		}
+		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.afterClose(ctx, rc, ev.Change.Number) })
+	case forge.EventBranchPushed:
+		if strings.TrimPrefix(ev.Ref, "refs/heads/") != ev.Repo.DefaultBranch {
+			out.Skipped = "push to a branch other than the default branch"
+			break
+		}
+		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.dashboard(ctx, rc) })
+	case forge.EventCheckRerequested:
+		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
+	case forge.EventInstallationAdded:
+		for _, r := range ev.Repos {
+			r.Forge = ev.Forge
+			o, rerr := b.Reconcile(ctx, r)
+			out.Add(o)
+			err = errors.Join(err, rerr)
+		}
+	default:
+		out.Skipped = fmt.Sprintf("nothing to do for %s", ev.Kind)
+	}
+	if err != nil {
+		log.Error("handling event failed", "err", err)
+	} else {
+		log.Info("handled event", "opened", len(out.Opened), "merged", len(out.Merged), "tags", len(out.Tags), "checks", len(out.Checks), "skipped", out.Skipped)
+	}
+	return out, err
+}
+
+// Reconcile converges one repository: every open change is re-rendered and
+// re-evaluated, merged changes whose tags are missing (a crash between
+// merge and tag) are tagged, and the dashboard is refreshed.
+func (b *Bot) Reconcile(ctx context.Context, r forge.Repo) (Outcome, error) {
+	var out Outcome
+	err := b.withRepo(ctx, r, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
+	return out, err
+}
+
+func (b *Bot) withRepo(ctx context.Context, r forge.Repo, out *Outcome, fn func(*repoCtx) error) error {
+	rc, err := b.open(ctx, r, out)
+	if err != nil {
+		return err
+	}
+	return fn(rc)
+}
+
+func (b *Bot) reconcile(ctx context.Context, rc *repoCtx) error {
+	changes, err := rc.f.ListOpenChanges(ctx, rc.repo)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	heads := map[string]bool{}
+	for _, c := range changes {
+		heads[c.HeadRef] = true
+		if err := b.syncChange(ctx, rc, c.Number, forge.Event{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s#%d: %w", rc.repo.FullName, c.Number, err))
+		}
+	}
+	if err := b.recoverMerged(ctx, rc, heads); err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.dashboard(ctx, rc); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// recoverMerged finishes publishing changes that were merged but whose
+// branch still exists: the bot deletes a branch only after tagging, so a
+// branch with a merged change means the tag may be missing.
+func (b *Bot) recoverMerged(ctx context.Context, rc *repoCtx, openHeads map[string]bool) error {
+	branches, err := rc.f.ListBranches(ctx, rc.repo)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, br := range branches {
+		if br.Name == rc.repo.DefaultBranch || openHeads[br.Name] {
+			continue
+		}
+		cs, err := rc.f.ListChangesByHead(ctx, rc.repo, br.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, c := range cs {
+			if c.Merged && c.HeadSHA == br.SHA {
+				errs = append(errs, b.afterClose(ctx, rc, c.Number))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,277 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/forge"
+)
+
+// Check names: one per package per head SHA, and one for kptbot.yaml.
+const (
+	checkPrefix = "kptbot/"
+	configCheck = "kptbot/config"
+)
+
+func (b *Bot) onChange(ctx context.Context, ev forge.Event, out *Outcome) error {
+	if ev.Change == nil {
+		out.Skipped = "change event without a change"
+		return nil
+	}
+	return b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error {
+		if ev.Kind == forge.EventReviewSubmitted && ev.Review != nil && ev.Review.State == forge.ReviewChangesRequested {
+			if err := b.rejectByReview(ctx, rc, ev); err != nil {
+				return err
+			}
+		}
+		return b.syncChange(ctx, rc, ev.Change.Number, ev)
+	})
+}
+
+// work is one change being synchronized.
+type work struct {
+	rc      *repoCtx
+	ch      forge.Change
+	status  statusComment
+	st      changeState
+	results []pkgResult
+	// cfgChanged is set when the change edits kptbot.yaml.
+	cfgChanged bool
+}
+
+// syncChange renders a change's packages at its head, reports checks,
+// evaluates approvals, and publishes when the change is proposed, approved
+// and green. ev is the triggering event (zero at resync).
+func (b *Bot) syncChange(ctx context.Context, rc *repoCtx, number int, ev forge.Event) error {
+	ch, err := rc.f.GetChange(ctx, rc.repo, number)
+	if err != nil {
+		return err
+	}
+	if ch.State != "open" {
+		return b.afterClose(ctx, rc, number)
+	}
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return err
+	}
+	switch {
+	case ev.Kind == forge.EventChangeSynchronized && ev.Sender.Login != "":
+		w.st.recordPusher(ch.HeadSHA, ev.Sender.Login)
+	case ev.Kind == forge.EventChangeOpened:
+		w.st.recordPusher(ch.HeadSHA, ch.Author.Login)
+	}
+	if err := b.renderChange(ctx, w); err != nil {
+		return err
+	}
+	if len(w.results) == 0 && !w.cfgChanged {
+		rc.out.Skipped = fmt.Sprintf("%s#%d touches no package", rc.repo.FullName, number)
+		return nil
+	}
+	if len(w.results) > 0 {
+		if err := b.evaluate(ctx, w); err != nil {
+			return err
+		}
+	}
+	return b.saveStatus(ctx, w, "")
+}
+
+// renderChange finds the packages the change touches and renders each.
+func (b *Bot) renderChange(ctx context.Context, w *work) error {
+	rc, ch := w.rc, w.ch
+	head, err := rc.f.ReadTree(ctx, rc.repo, ch.HeadSHA, "")
+	if err != nil {
+		return fmt.Errorf("reading %s#%d at %s: %w", rc.repo.FullName, ch.Number, ch.HeadSHA, err)
+	}
+	baseRef := ch.BaseSHA
+	if baseRef == "" {
+		baseRef = ch.BaseRef
+	}
+	base, err := rc.f.ReadTree(ctx, rc.repo, baseRef, "")
+	if err != nil {
+		return fmt.Errorf("reading the base of %s#%d: %w", rc.repo.FullName, ch.Number, err)
+	}
+	trusted, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, "")
+	if err != nil {
+		return fmt.Errorf("reading %s@%s: %w", rc.repo.FullName, rc.repo.DefaultBranch, err)
+	}
+	pkgs := rc.packagesIn(head.Files)
+	basePkgs := rc.packagesIn(base.Files)
+	touched := map[string]bool{}
+	for _, p := range changedPaths(base.Files, head.Files) {
+		if contains(configPaths, p) {
+			w.cfgChanged = true
+		}
+		if d := packageOf(pkgs, p); d != "" {
+			touched[d] = true
+		} else if d := packageOf(basePkgs, p); d != "" {
+			touched[d] = true // deleted package
+		}
+	}
+	if w.cfgChanged {
+		b.checkConfig(ctx, w, head.Files)
+	}
+	w.results = nil
+	w.st.Packages = nil
+	for _, d := range append(pkgs, basePkgs...) {
+		if !touched[d] {
+			continue
+		}
+		delete(touched, d)
+		r := b.renderPackage(ctx, rc, d, sub(head.Files, d), sub(base.Files, d), sub(trusted.Files, d), ch.FromFork)
+		w.results = append(w.results, r)
+		w.st.Packages = append(w.st.Packages, r.name)
+		rc.out.Problems = append(rc.out.Problems, r.problems...)
+		if err := b.reportCheck(ctx, w, r); err != nil {
+			return err
+		}
+	}
+	if len(w.results) > 0 {
+		w.st.recordDigest(ch.HeadSHA, combinedDigest(w.results))
+	}
+	return nil
+}
+
+func sub(files map[string][]byte, dir string) engine.Tree {
+	t := engine.Tree{}
+	for p, c := range files {
+		if strings.HasPrefix(p, dir+"/") {
+			t[strings.TrimPrefix(p, dir+"/")] = c
+		}
+	}
+	return t
+}
+
+func changedPaths(a, b map[string][]byte) []string {
+	var out []string
+	for p, c := range b {
+		if old, ok := a[p]; !ok || string(old) != string(c) {
+			out = append(out, p)
+		}
+	}
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (b *Bot) reportCheck(ctx context.Context, w *work, r pkgResult) error {
+	rep := forge.CheckReport{Name: checkPrefix + r.name, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted}
+	switch {
+	case r.deleted:
+		rep.Conclusion, rep.Title = forge.CheckSuccess, "package deleted"
+		rep.Summary = r.diff.Summary()
+	case r.ok:
+		rep.Conclusion, rep.Title = forge.CheckSuccess, "rendered"
+		rep.Summary = r.diff.Summary()
+	default:
+		rep.Conclusion, rep.Title = forge.CheckFailure, "render or validation failed"
+		rep.Summary = "```\n" + truncate(r.message, 60000) + "\n```"
+	}
+	for _, p := range r.problems {
+		loc := p.File
+		if p.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", p.File, p.Line)
+		}
+		rep.Summary += fmt.Sprintf("\n- %s `%s`: %s", p.Severity, loc, truncate(p.Message, 500))
+	}
+	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Package: r.name, Summary: rep.Title})
+	if b.opts.DryRun {
+		return nil
+	}
+	return w.rc.f.ReportCheck(ctx, w.rc.repo, rep)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// loadStatus reads the bot's status comment on the change.
+func (b *Bot) loadStatus(ctx context.Context, w *work) error {
+	comments, err := w.rc.f.ListComments(ctx, w.rc.repo, w.ch.Number)
+	if err != nil {
+		return err
+	}
+	w.status = findStatus(comments, b.opts.Login)
+	w.st = w.status.state
+	return nil
+}
+
+// saveStatus writes the status comment when its content changed.
+func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
+	body := w.st.render(b.statusSummary(w, extra))
+	if body == w.status.body || b.opts.DryRun {
+		return nil
+	}
+	if w.status.id == 0 {
+		c, err := w.rc.f.Comment(ctx, w.rc.repo, w.ch.Number, body)
+		if err != nil {
+			return err
+		}
+		w.status = statusComment{id: c.ID, body: body, state: w.st}
+		w.rc.out.Comments++
+		return nil
+	}
+	if err := w.rc.f.EditComment(ctx, w.rc.repo, w.ch.Number, w.status.id, body); err != nil {
+		return err
+	}
+	w.status.body = body
+	return nil
+}
+
+func (b *Bot) statusSummary(w *work, extra string) string {
+	var s strings.Builder
+	s.WriteString("**kptbot** status for this change\n\n| package | render | resources |\n|---|---|---|\n")
+	for _, r := range w.results {
+		state := "✅ rendered"
+		if r.deleted {
+			state = "🗑 deleted"
+		} else if !r.ok {
+			state = "❌ failed"
+		}
+		fmt.Fprintf(&s, "| `%s` | %s | +%d ~%d -%d |\n", r.name, state, len(r.diff.Added), len(r.diff.Changed), len(r.diff.Removed))
+	}
+	if w.st.Paused {
+		s.WriteString("\nPaused: the bot will not update this branch (`/" + b.opts.Name + " resume`).\n")
+	}
+	if extra != "" {
+		s.WriteString("\n" + extra + "\n")
+	}
+	return s.String()
+}
+
+// rejectByReview sends a proposal back to draft on a changes-requested
+// review from someone with write permission.
+func (b *Bot) rejectByReview(ctx context.Context, rc *repoCtx, ev forge.Event) error {
+	perm, err := rc.f.Permission(ctx, rc.repo, ev.Review.Reviewer.Login)
+	if err != nil {
+		return err
+	}
+	if perm != forge.PermissionWrite && perm != forge.PermissionAdmin {
+		return nil
+	}
+	ch, err := rc.f.GetChange(ctx, rc.repo, ev.Change.Number)
+	if err != nil || ch.Draft || ch.State != "open" {
+		return err
+	}
+	return b.setDraft(ctx, rc, ch, true)
+}
+
+func (b *Bot) setDraft(ctx context.Context, rc *repoCtx, ch forge.Change, draft bool) error {
+	if b.opts.DryRun {
+		return nil
+	}
+	_, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Draft: &draft})
+	if err == nil {
+		rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
+	}
+	return err
+}
+

@@ -1,0 +1,238 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitrepo"
+)
+
+// onComment answers the commands in a new comment on a change: 👀 on
+// receipt, then one reply with every command's outcome.
+func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error {
+	if ev.Comment == nil || ev.Change == nil {
+		out.Skipped = "comment event without a comment on a change"
+		return nil
+	}
+	if ev.Comment.Edited {
+		out.Skipped = "edited comments are never read as commands"
+		return nil
+	}
+	if sameLogin(ev.Comment.Author.Login, b.opts.Login) || ev.Comment.Author.Bot {
+		out.Skipped = "comment by a bot"
+		return nil
+	}
+	cmds := ParseCommands(b.opts.Name, ev.Comment.Body)
+	if len(cmds) == 0 {
+		out.Skipped = "comment holds no command"
+		return nil
+	}
+	return b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error {
+		number := ev.Change.Number
+		if !b.opts.DryRun {
+			if err := rc.f.React(ctx, rc.repo, number, ev.Comment.ID, "eyes"); err != nil && !errors.Is(err, forge.ErrNotFound) {
+				return err
+			}
+		}
+		var replies []string
+		var errs []error
+		for _, c := range cmds {
+			msg, err := b.run(ctx, rc, number, ev.Comment.Author, c)
+			if err != nil {
+				errs = append(errs, err)
+				msg = "❌ `" + string(c.Verb) + "` failed: " + userMessage(err)
+			}
+			if msg != "" {
+				replies = append(replies, msg)
+			}
+		}
+		if len(replies) > 0 {
+			errs = append(errs, b.reply(ctx, rc, number, "@"+ev.Comment.Author.Login+" "+strings.Join(replies, "\n\n")))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// userMessage is what a PR comment may say about an error: the sentinel's
+// meaning, never internal detail such as URLs that could hold credentials.
+func userMessage(err error) string {
+	switch {
+	case errors.Is(err, forge.ErrConflict):
+		return "the branch moved while the bot was working; try again"
+	case errors.Is(err, forge.ErrPermission):
+		return "the bot lacks permission for that on this repository"
+	case errors.Is(err, forge.ErrRateLimited):
+		return "the forge is rate limiting the bot; it will catch up on the next resync"
+	case errors.Is(err, forge.ErrNotFound):
+		return "something the command needs no longer exists"
+	}
+	return "an internal error (see the bot's logs)"
+}
+
+// run executes one command; the returned text is the reply.
+func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, who forge.User, c Command) (string, error) {
+	if c.Verb == "" {
+		msg := fmt.Sprintf("`%s` is not a %s command.", c.Unknown, b.opts.Name)
+		if c.Suggest != "" {
+			msg += fmt.Sprintf(" Did you mean `/%s %s`?", b.opts.Name, c.Suggest)
+		}
+		return msg + "\n\n" + HelpText(b.opts.Name), nil
+	}
+	if c.Verb == VerbHelp {
+		return HelpText(b.opts.Name), nil
+	}
+	perm, err := rc.f.Permission(ctx, rc.repo, who.Login)
+	if err != nil {
+		return "", err
+	}
+	if perm != forge.PermissionWrite && perm != forge.PermissionAdmin {
+		return fmt.Sprintf("🚫 `%s` needs write permission on %s; @%s has %s.", c.Verb, rc.repo.FullName, who.Login, perm), nil
+	}
+	ch, err := rc.f.GetChange(ctx, rc.repo, number)
+	if err != nil {
+		return "", err
+	}
+	if ch.State != "open" && c.Verb != VerbDelete {
+		return fmt.Sprintf("This change is %s; `%s` does nothing.", ch.State, c.Verb), nil
+	}
+	switch c.Verb {
+	case VerbPropose:
+		if !ch.Draft {
+			return "Already proposed.", nil
+		}
+		if err := b.setDraft(ctx, rc, ch, false); err != nil {
+			return "", err
+		}
+		return "Proposed: ready for review.", b.syncChange(ctx, rc, number, forge.Event{})
+	case VerbReject:
+		if ch.Draft {
+			return "Already a draft.", nil
+		}
+		return "Rejected: back to draft.", b.setDraft(ctx, rc, ch, true)
+	case VerbApprove:
+		return b.approveCommand(ctx, rc, ch, who)
+	case VerbRender:
+		return "Rendered again; see the checks.", b.syncChange(ctx, rc, number, forge.Event{})
+	case VerbPause, VerbResume:
+		return b.setPaused(ctx, rc, ch, c.Verb == VerbPause)
+	case VerbDelete:
+		return b.deleteCommand(ctx, rc, c.Args)
+	case VerbUpdate, VerbRecreate:
+		return fmt.Sprintf("`%s` applies to update changes opened for package variants; this change has none to rebuild.", c.Verb), nil
+	}
+	return "", fmt.Errorf("command %q has no handler", c.Verb)
+}
+
+// approveCommand records an approval of the current head by an approver
+// in the bot's status comment (the only place a human cannot edit), then
+// re-evaluates the change.
+func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, who forge.User) (string, error) {
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return "", err
+	}
+	if sameLogin(who.Login, ch.Author.Login) && (rc.spec.Approvals == nil || !rc.spec.Approvals.AllowAuthor) {
+		return fmt.Sprintf("🚫 @%s authored this change and cannot approve it.", who.Login), nil
+	}
+	if sameLogin(who.Login, w.st.Pushers[ch.HeadSHA]) {
+		return fmt.Sprintf("🚫 @%s pushed the head commit and cannot approve it.", who.Login), nil
+	}
+	ok, err := b.mayApprove(ctx, rc, who.Login)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("🚫 @%s is not an approver of %s (kptbot.yaml spec.approvals).", who.Login, rc.repo.FullName), nil
+	}
+	kept := w.st.Approvals[:0]
+	for _, a := range w.st.Approvals {
+		if !sameLogin(a.By, who.Login) {
+			kept = append(kept, a)
+		}
+	}
+	w.st.Approvals = append(kept, stateApproval{By: who.Login, SHA: ch.HeadSHA})
+	if err := b.saveStatus(ctx, w, ""); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Approved `%s`.", short(ch.HeadSHA))
+	if ch.Draft {
+		msg += " The change is still a draft: it publishes once proposed."
+	}
+	return msg, b.syncChange(ctx, rc, ch.Number, forge.Event{})
+}
+
+func (b *Bot) setPaused(ctx context.Context, rc *repoCtx, ch forge.Change, paused bool) (string, error) {
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return "", err
+	}
+	w.st.Paused = paused
+	if err := b.saveStatus(ctx, w, ""); err != nil {
+		return "", err
+	}
+	if paused {
+		return "Paused: the bot will neither update nor publish this change.", nil
+	}
+	return "Resumed.", b.syncChange(ctx, rc, ch.Number, forge.Event{})
+}
+
+// deleteCommand opens a DeletionProposed change: a branch that removes
+// the package, proposed for review and published like any other change.
+func (b *Bot) deleteCommand(ctx context.Context, rc *repoCtx, args []string) (string, error) {
+	if len(args) != 1 {
+		return fmt.Sprintf("Usage: `/%s delete PACKAGE`.", b.opts.Name), nil
+	}
+	pkg := strings.Trim(args[0], "/")
+	snap, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, rc.pkgDir(pkg))
+	if err != nil {
+		return "", err
+	}
+	if _, ok := snap.Files["Kptfile"]; !ok {
+		return fmt.Sprintf("There is no package `%s` on %s.", pkg, rc.repo.DefaultBranch), nil
+	}
+	tags, err := rc.f.ListTags(ctx, rc.repo)
+	if err != nil {
+		return "", err
+	}
+	latest := 0
+	for _, t := range tags {
+		if rest, ok := strings.CutPrefix(t.Name, pkg+"/"); ok {
+			if n, ok := gitrepo.ParseRevision(rest); ok {
+				latest = max(latest, n)
+			}
+		}
+	}
+	branch := gitrepo.DeletionProposedBranch(pkg, latest)
+	if existing, err := rc.f.ListChangesByHead(ctx, rc.repo, branch); err == nil {
+		for _, c := range existing {
+			if c.State == "open" {
+				return fmt.Sprintf("Deletion of `%s` is already proposed in #%d.", pkg, c.Number), nil
+			}
+		}
+	}
+	if b.opts.DryRun {
+		return fmt.Sprintf("Would propose deleting `%s`.", pkg), nil
+	}
+	files := map[string][]byte{}
+	for p := range snap.Files {
+		files[rc.pkgDir(pkg)+"/"+p] = nil
+	}
+	trailer, err := gitrepo.FormatTrailer(gitrepo.Trailer{Package: pkg, Revision: fmt.Sprint(latest), Task: []byte(`{"type":"deletion"}`)})
+	if err != nil {
+		return "", err
+	}
+	if _, err := rc.f.PushFiles(ctx, rc.repo, branch, "", snap.Commit, files, "Delete package "+pkg+"\n\n"+trailer); err != nil {
+		return "", err
+	}
+	body := fmt.Sprintf("Deletes package `%s` (latest revision v%d). Publishing this change removes the package from %s.\n\n%s",
+		pkg, latest, rc.repo.DefaultBranch, FormatMarker(BodyMarker{Package: pkg, Deletion: true}))
+	ch, err := rc.f.OpenChange(ctx, rc.repo, forge.ChangeSpec{Head: branch, Base: rc.repo.DefaultBranch, Title: "Delete package " + pkg, Body: body, Labels: []string{"kptbot:deletion"}})
+	if err != nil {
+		return "", err
+	}
+	rc.out.Opened = append(rc.out.Opened, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Package: pkg, Title: ch.Title, URL: ch.URL})
+	return fmt.Sprintf("Proposed deleting `%s` in #%d.", pkg, ch.Number), nil
+}

@@ -1,0 +1,165 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitrepo"
+)
+
+// DashboardLabel marks the dashboard issue the bot keeps per repository.
+const DashboardLabel = "kptbot-dashboard"
+
+const dashboardTitle = "kptbot dashboard"
+
+// checkConfig validates a change's kptbot.yaml (the analogue of Porch's
+// admission webhook). The change's config is never applied: the bot reads
+// its rules from the default branch only.
+func (b *Bot) checkConfig(ctx context.Context, w *work, head map[string][]byte) {
+	rep := forge.CheckReport{Name: configCheck, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "kptbot.yaml is valid"}
+	rep.Summary = "The new configuration takes effect once merged; until then the default branch's rules apply."
+	for _, p := range configPaths {
+		data, ok := head[p]
+		if !ok {
+			continue
+		}
+		if _, err := config.Parse(p, data); err != nil {
+			probs := configProblems(w.rc.repo.FullName, err)
+			w.rc.out.Problems = append(w.rc.out.Problems, probs...)
+			rep.Conclusion, rep.Title = forge.CheckFailure, "kptbot.yaml is invalid"
+			var s strings.Builder
+			for _, pr := range probs {
+				fmt.Fprintf(&s, "- `%s:%d`: %s\n", pr.File, pr.Line, pr.Message)
+			}
+			rep.Summary = s.String()
+		}
+		break
+	}
+	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Summary: rep.Title})
+	if !b.opts.DryRun {
+		if err := w.rc.f.ReportCheck(ctx, w.rc.repo, rep); err != nil {
+			w.rc.out.Problems = append(w.rc.out.Problems, Problem{Severity: SeverityWarning, Repo: w.rc.repo.FullName, Message: "reporting the config check: " + err.Error()})
+		}
+	}
+}
+
+// dashboard writes the repository's dashboard issue: Porch's package
+// view for humans, edited in place.
+func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
+	body, err := b.dashboardBody(ctx, rc)
+	if err != nil {
+		return err
+	}
+	issues, err := rc.f.ListIssues(ctx, rc.repo, DashboardLabel)
+	if err != nil {
+		return err
+	}
+	if b.opts.DryRun {
+		return nil
+	}
+	if len(issues) == 0 {
+		_, err := rc.f.OpenIssue(ctx, rc.repo, dashboardTitle, body, []string{DashboardLabel})
+		return err
+	}
+	if issues[0].Body == body {
+		return nil
+	}
+	return rc.f.EditIssue(ctx, rc.repo, issues[0].Number, dashboardTitle, body)
+}
+
+type dashRow struct {
+	latest    int
+	drafts    []string
+	proposals []string
+	paused    bool
+}
+
+func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
+	snap, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, "")
+	if err != nil {
+		return "", err
+	}
+	rows := map[string]*dashRow{}
+	for _, d := range rc.packagesIn(snap.Files) {
+		rows[rc.pkgName(d)] = &dashRow{}
+	}
+	tags, err := rc.f.ListTags(ctx, rc.repo)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tags {
+		i := strings.LastIndex(t.Name, "/")
+		if i < 0 {
+			continue
+		}
+		if n, ok := gitrepo.ParseRevision(t.Name[i+1:]); ok {
+			if r := rows[t.Name[:i]]; r != nil {
+				r.latest = max(r.latest, n)
+			}
+		}
+	}
+	changes, err := rc.f.ListOpenChanges(ctx, rc.repo)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range changes {
+		comments, err := rc.f.ListComments(ctx, rc.repo, c.Number)
+		if err != nil {
+			return "", err
+		}
+		st := findStatus(comments, b.opts.Login).state
+		for _, p := range st.Packages {
+			r := rows[p]
+			if r == nil {
+				r = &dashRow{}
+				rows[p] = r
+			}
+			link := fmt.Sprintf("#%d", c.Number)
+			if c.Draft {
+				r.drafts = append(r.drafts, link)
+			} else {
+				r.proposals = append(r.proposals, link)
+			}
+			r.paused = r.paused || st.Paused
+		}
+	}
+	for _, pv := range rc.cfg.Variants {
+		if r := rows[pv.Spec.Downstream.Package]; r != nil && pv.Spec.Paused {
+			r.paused = true
+		}
+	}
+	names := make([]string, 0, len(rows))
+	for n := range rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var s strings.Builder
+	fmt.Fprintf(&s, "Packages in `%s` on `%s`, kept by kptbot. Edit nothing here: the bot rewrites this issue.\n\n", rc.repo.FullName, rc.repo.DefaultBranch)
+	s.WriteString("| package | latest revision | drafts | proposed | paused |\n|---|---|---|---|---|\n")
+	for _, n := range names {
+		r := rows[n]
+		latest := "—"
+		if r.latest > 0 {
+			latest = fmt.Sprintf("`%s`", tagName(n, r.latest))
+		}
+		paused := ""
+		if r.paused {
+			paused = "⏸"
+		}
+		fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s |\n", n, latest, strings.Join(r.drafts, " "), strings.Join(r.proposals, " "), paused)
+	}
+	var errs []string
+	for _, p := range rc.out.Problems {
+		if p.Severity == SeverityError {
+			errs = append(errs, fmt.Sprintf("- `%s` %s: %s", p.Package, p.File, truncate(p.Message, 300)))
+		}
+	}
+	if len(errs) > 0 {
+		s.WriteString("\n### Last errors\n\n" + strings.Join(errs, "\n") + "\n")
+	}
+	return s.String(), nil
+}

@@ -1,0 +1,310 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/builtins"
+)
+
+// pkgResult is one package rendered at a change's head.
+type pkgResult struct {
+	dir     string
+	name    string
+	deleted bool
+	ok      bool
+	// message is the render or policy error, for the check.
+	message  string
+	problems []Problem
+	digest   string
+	diff     resourceDiff
+}
+
+// renderPackage renders a package as the change's head has it, with the
+// repository's guardrails appended, under the function policy. base is the
+// package's files on the base branch (nil when new), for the diff summary.
+func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, base, trusted engine.Tree, fork bool) pkgResult {
+	res := pkgResult{dir: dir, name: rc.pkgName(dir)}
+	if len(head) == 0 {
+		res.deleted, res.ok, res.digest = true, true, "deleted"
+		res.diff = diffResources(base, nil)
+		return res
+	}
+	in, rt, err := b.prepare(rc, head, trusted, fork)
+	if err != nil {
+		res.message = err.Error()
+		res.problems = append(res.problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: res.name, File: dir + "/Kptfile", Message: err.Error()})
+		return res
+	}
+	r, err := engine.RenderTree(ctx, in, engine.RenderOptions{Runtimes: rt})
+	if err == nil && r.Results != nil {
+		for _, p := range renderProblems(rc.repo.FullName, res.name, dir, &engine.RenderError{Err: errors.New("warnings"), Results: r.Results}) {
+			if p.Severity == SeverityWarning {
+				res.problems = append(res.problems, p)
+			}
+		}
+	}
+	if err != nil {
+		res.message = err.Error()
+		res.problems = append(res.problems, renderProblems(rc.repo.FullName, res.name, dir, err)...)
+		return res
+	}
+	res.ok = true
+	res.digest = digestTree(r.Tree)
+	res.diff = diffResources(base, r.Tree)
+	return res
+}
+
+// prepare appends the guardrails to the package's pipeline and decides
+// the runtimes: built-ins always; exec and container functions only when
+// the server policy allows them, the change is not from a fork, and the
+// same function is already in the trusted (default-branch) package or the
+// guardrails, so a PR cannot bring its own binary to run.
+func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine.Tree, engine.Runtimes, error) {
+	in := engine.Tree{}
+	for p, c := range head {
+		in[p] = c
+	}
+	kf, err := engine.DecodeKptfile("Kptfile", head[engine.KptfileName])
+	if err != nil {
+		return nil, engine.Runtimes{}, err
+	}
+	allowed := map[string]bool{}
+	if g := rc.spec.Guardrails; g != nil {
+		for _, f := range append(append([]kptfilev1.Function(nil), g.Mutators...), g.Validators...) {
+			allowed[fnKey(f)] = true
+		}
+	}
+	for _, t := range []engine.Tree{trusted} {
+		for p, c := range t {
+			if strings.HasSuffix(p, engine.KptfileName) {
+				if tk, err := engine.DecodeKptfile(p, c); err == nil && tk.Pipeline != nil {
+					for _, f := range append(append([]kptfilev1.Function(nil), tk.Pipeline.Mutators...), tk.Pipeline.Validators...) {
+						allowed[fnKey(f)] = true
+					}
+				}
+			}
+		}
+	}
+	rt := engine.Runtimes{}
+	for p, c := range head {
+		if !strings.HasSuffix(p, engine.KptfileName) {
+			continue
+		}
+		k, err := engine.DecodeKptfile(p, c)
+		if err != nil {
+			return nil, rt, err
+		}
+		if k.Pipeline == nil {
+			continue
+		}
+		for _, f := range append(append([]kptfilev1.Function(nil), k.Pipeline.Mutators...), k.Pipeline.Validators...) {
+			if err := b.mayRun(f, allowed, fork); err != nil {
+				return nil, rt, fmt.Errorf("%s: %w", p, err)
+			}
+			if f.Exec != "" {
+				rt.AllowExec = true
+			} else if _, ok := builtins.Lookup(f.Image); !ok {
+				rt.AllowContainers = true
+			}
+		}
+	}
+	if g := rc.spec.Guardrails; g != nil && (len(g.Mutators) > 0 || len(g.Validators) > 0) {
+		if kf.Pipeline == nil {
+			kf.Pipeline = &kptfilev1.Pipeline{}
+		}
+		kf.Pipeline.Mutators = append(kf.Pipeline.Mutators, g.Mutators...)
+		kf.Pipeline.Validators = append(kf.Pipeline.Validators, g.Validators...)
+		for _, f := range append(append([]kptfilev1.Function(nil), g.Mutators...), g.Validators...) {
+			if f.Exec != "" && b.opts.Functions.AllowExec {
+				rt.AllowExec = true
+			} else if _, ok := builtins.Lookup(f.Image); !ok && f.Image != "" && b.opts.Functions.AllowContainers {
+				rt.AllowContainers = true
+			}
+		}
+		out, err := yaml.Marshal(kf)
+		if err != nil {
+			return nil, rt, fmt.Errorf("adding guardrails to the Kptfile: %w", err)
+		}
+		in[engine.KptfileName] = out
+	}
+	return in, rt, nil
+}
+
+func fnKey(f kptfilev1.Function) string {
+	if f.Exec != "" {
+		return "exec:" + f.Exec
+	}
+	return "image:" + f.Image
+}
+
+// mayRun applies the function policy to one function of a change's head.
+func (b *Bot) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) error {
+	if f.Exec == "" {
+		if _, ok := builtins.Lookup(f.Image); ok {
+			return nil
+		}
+	}
+	what := "image " + f.Image
+	if f.Exec != "" {
+		what = "exec " + f.Exec
+	}
+	p := b.opts.Functions
+	switch {
+	case fork:
+		return fmt.Errorf("function %s is not built in, and changes from forks run built-in functions only", what)
+	case f.Exec != "" && !p.AllowExec:
+		return fmt.Errorf("function %s: exec functions are not allowed by the server's policy (functions.allowExec)", what)
+	case f.Exec == "" && !p.AllowContainers:
+		return fmt.Errorf("function %s is not built in and container functions are not allowed by the server's policy (functions.allowContainers)", what)
+	case f.Exec == "" && !contains(p.AllowedImages, f.Image):
+		return fmt.Errorf("function %s is not in the server's functions.allowedImages", what)
+	case !trusted[fnKey(f)]:
+		return fmt.Errorf("function %s comes from this change, not from the default branch: only built-in functions run from a change's head", what)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// renderProblems places a failed render's results at files and lines.
+func renderProblems(repo, pkg, dir string, err error) []Problem {
+	var out []Problem
+	var re *engine.RenderError
+	if errors.As(err, &re) && re.Results != nil {
+		for _, item := range re.Results.Items {
+			for _, ri := range item.Results {
+				if ri.Severity != "error" && ri.Severity != "warning" {
+					continue
+				}
+				p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
+				if ri.File != nil && ri.File.Path != "" {
+					p.File = dir + "/" + ri.File.Path
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Problem{Severity: SeverityError, Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: err.Error()})
+	}
+	return out
+}
+
+// digestTree is the rendered output's identity: equal digests mean a
+// reviewer would see the same package.
+func digestTree(t engine.Tree) string {
+	h := sha256.New()
+	for _, p := range t.Paths() {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(t[p]))
+		h.Write(t[p])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// combinedDigest is the digest of every package a change touches.
+func combinedDigest(rs []pkgResult) string {
+	h := sha256.New()
+	for _, r := range rs {
+		fmt.Fprintf(h, "%s=%s\n", r.dir, r.digest)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// resourceDiff is the resource-level summary of a rendered change.
+type resourceDiff struct {
+	Added, Changed, Removed []string
+}
+
+// diffResources compares the resources of two package trees by
+// apiVersion, kind, namespace and name.
+func diffResources(before, after engine.Tree) resourceDiff {
+	a, b := resources(before), resources(after)
+	var d resourceDiff
+	for id, y := range b {
+		old, ok := a[id]
+		switch {
+		case !ok:
+			d.Added = append(d.Added, id)
+		case old != y:
+			d.Changed = append(d.Changed, id)
+		}
+	}
+	for id := range a {
+		if _, ok := b[id]; !ok {
+			d.Removed = append(d.Removed, id)
+		}
+	}
+	sort.Strings(d.Added)
+	sort.Strings(d.Changed)
+	sort.Strings(d.Removed)
+	return d
+}
+
+// resources maps "Kind namespace/name" to the resource's normalized YAML
+// (comments and kpt's bookkeeping annotations dropped).
+func resources(t engine.Tree) map[string]string {
+	out := map[string]string{}
+	for _, p := range t.Paths() {
+		if (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) || strings.HasSuffix(p, engine.KptfileName) {
+			continue
+		}
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(t[p]), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			continue
+		}
+		for _, n := range nodes {
+			if n.GetKind() == "" {
+				continue
+			}
+			id := n.GetKind() + " " + n.GetName()
+			if ns := n.GetNamespace(); ns != "" {
+				id = n.GetKind() + " " + ns + "/" + n.GetName()
+			}
+			_ = n.PipeE(yaml.ClearAnnotation("config.kubernetes.io/index"), yaml.ClearAnnotation("internal.config.kubernetes.io/index"))
+			out[id] = n.MustString()
+		}
+	}
+	return out
+}
+
+// Summary formats the diff for a check.
+func (d resourceDiff) Summary() string {
+	if len(d.Added)+len(d.Changed)+len(d.Removed) == 0 {
+		return "No resource changes against the base."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d added, %d changed, %d removed against the base.\n\n", len(d.Added), len(d.Changed), len(d.Removed))
+	for _, g := range []struct {
+		title string
+		ids   []string
+	}{{"Added", d.Added}, {"Changed", d.Changed}, {"Removed", d.Removed}} {
+		if len(g.ids) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "**%s**\n", g.title)
+		for _, id := range g.ids {
+			fmt.Fprintf(&b, "- `%s`\n", id)
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimSpace(b.String())
+}
