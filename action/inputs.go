@@ -1,0 +1,144 @@
+package action
+
+import (
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+)
+
+// Input names, as action.yml declares them. A test checks that action.yml
+// declares exactly these, so an input cannot be added on one side only.
+const (
+	InputToken    = "token"
+	InputConfig   = "config"
+	InputMode     = "mode"
+	InputDryRun   = "dry-run"
+	InputLogLevel = "log-level"
+)
+
+// InputNames lists every input the action reads.
+func InputNames() []string {
+	return []string{InputToken, InputConfig, InputMode, InputDryRun, InputLogLevel}
+}
+
+// Output names, as action.yml declares them.
+const (
+	OutputChanges   = "changes"
+	OutputPublished = "published"
+)
+
+// OutputNames lists every output the action writes.
+func OutputNames() []string { return []string{OutputChanges, OutputPublished} }
+
+// Modes. The empty mode handles the triggering event and then reconciles
+// the repository: the event gets a prompt answer and the reconcile repairs
+// whatever a missed run left behind.
+const (
+	ModeDefault   = ""
+	ModeEvent     = "event"
+	ModeReconcile = "reconcile"
+)
+
+// GitHubInputEnv is the variable GitHub Actions sets for an action input:
+// INPUT_ and the name upper-cased with spaces as underscores; hyphens are
+// kept (INPUT_DRY-RUN), which is why the code never reads them through a
+// shell.
+func GitHubInputEnv(name string) string {
+	return "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
+}
+
+// VariableEnv is the variable that sets an input outside an action: in a
+// GitLab CI job (whose variable names cannot hold hyphens) or in a plain
+// `run:` step. KPTBOT_ and the name upper-cased with hyphens as underscores
+// (KPTBOT_DRY_RUN).
+func VariableEnv(name string) string {
+	return "KPTBOT_" + strings.ToUpper(strings.NewReplacer("-", "_", " ", "_").Replace(name))
+}
+
+// Inputs are the action's inputs, parsed and checked.
+type Inputs struct {
+	// Token authenticates to the forge. Never logged.
+	Token string
+	// Config is the path of kptbot.yaml in the repository, read from the
+	// default branch; empty means the bot's usual places.
+	Config   string
+	Mode     string
+	DryRun   bool
+	LogLevel slog.Level
+}
+
+// input reads one input: the action's INPUT_ variable first, then the
+// KPTBOT_ variable, trimmed as GitHub's own toolkit trims inputs.
+func input(getenv func(string) string, name string) string {
+	if v := strings.TrimSpace(getenv(GitHubInputEnv(name))); v != "" {
+		return v
+	}
+	return strings.TrimSpace(getenv(VariableEnv(name)))
+}
+
+// readInputs parses the inputs. tokenFallback names the variable the forge's
+// CI sets with a usable token (GITHUB_TOKEN; GITLAB_TOKEN by convention).
+func readInputs(getenv func(string) string, tokenFallback string) (Inputs, error) {
+	in := Inputs{
+		Token:  input(getenv, InputToken),
+		Config: input(getenv, InputConfig),
+		Mode:   input(getenv, InputMode),
+	}
+	if in.Token == "" && tokenFallback != "" {
+		in.Token = strings.TrimSpace(getenv(tokenFallback))
+	}
+	if in.Token == "" {
+		return Inputs{}, fmt.Errorf("input %s: no token: set the %q input (%s) or %s", InputToken, InputToken, VariableEnv(InputToken), tokenFallback)
+	}
+	switch in.Mode {
+	case ModeDefault, ModeEvent, ModeReconcile:
+	default:
+		return Inputs{}, fmt.Errorf("input %s: %q: expected %q, %q or empty (event, then reconcile)", InputMode, in.Mode, ModeEvent, ModeReconcile)
+	}
+	if in.Config != "" {
+		clean := path.Clean(strings.TrimPrefix(in.Config, "./"))
+		if path.IsAbs(in.Config) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(in.Config, `\`) {
+			return Inputs{}, fmt.Errorf("input %s: %q: expected a slash path inside the repository, such as kptbot.yaml or .github/kptbot.yaml", InputConfig, in.Config)
+		}
+		in.Config = clean
+	}
+	var err error
+	if in.DryRun, err = parseBool(input(getenv, InputDryRun)); err != nil {
+		return Inputs{}, fmt.Errorf("input %s: %w", InputDryRun, err)
+	}
+	level := input(getenv, InputLogLevel)
+	if level == "" && getenv("RUNNER_DEBUG") == "1" {
+		level = "debug" // "Re-run with debug logging" on GitHub
+	}
+	if in.LogLevel, err = parseLevel(level); err != nil {
+		return Inputs{}, fmt.Errorf("input %s: %w", InputLogLevel, err)
+	}
+	return in, nil
+}
+
+// parseBool accepts the YAML 1.2 core booleans, as GitHub's
+// core.getBooleanInput does; empty is false.
+func parseBool(s string) (bool, error) {
+	switch s {
+	case "", "false", "False", "FALSE":
+		return false, nil
+	case "true", "True", "TRUE":
+		return true, nil
+	}
+	return false, fmt.Errorf("%q: expected true or false", s)
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("%q: expected debug, info, warn or error", s)
+}
