@@ -8,10 +8,18 @@ export CGO_ENABLED := 0
 
 BIN := bin/kptbot
 
+# Build metadata for `kptbot version`: the latest release tag (v*; package
+# tags such as catalog/nginx/v3 never match), the commit and the UTC build
+# time. Outside a git checkout they fall back to dev/unknown.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
 .PHONY: build test test-race bench demo demo-engine lint fuzz clean
 
 build:
-	go build -o $(BIN) ./cmd/kptbot
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kptbot
 
 test:
 	go test ./...
