@@ -1,0 +1,211 @@
+package gitlab
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+func TestReactIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
+	cm, err := c.Comment(ctx, repo, ch.Number, "/kptbot approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := c.React(ctx, repo, ch.Number, cm.ID, "+1"); err != nil {
+			t.Errorf("React(+1): %v", err)
+		}
+	}
+	if err := c.React(ctx, repo, ch.Number, cm.ID, "hooray"); err != nil {
+		t.Errorf("React(hooray): %v", err)
+	}
+	f.mu.Lock()
+	var names []string
+	for _, a := range f.projects[repo.FullName].mrs[int64(ch.Number)].notes[0].awards {
+		names = append(names, a.name)
+	}
+	f.mu.Unlock()
+	if strings.Join(names, ",") != "thumbsup,tada" {
+		t.Errorf("awards = %v, want thumbsup once and tada", names)
+	}
+	if err := c.React(ctx, repo, ch.Number, cm.ID+100, "eyes"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("React on a missing note: %v, want ErrNotFound", err)
+	}
+	if err := c.React(ctx, repo, ch.Number, cm.ID, "party"); err == nil {
+		t.Error("React with a name GitHub does not have succeeded")
+	}
+}
+
+func TestCommentsSkipSystemNotesAndQuickActions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
+	f.approve(repo.FullName, ch.Number, "alice", "")
+	if _, err := c.Comment(ctx, repo, ch.Number, "Rendered.\n/merge\n```\n/kept in code\n```"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.ListComments(ctx, repo, ch.Number)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("ListComments = %+v, %v; want one comment, no system notes", list, err)
+	}
+	if want := "Rendered.\n\\/merge\n```\n/kept in code\n```"; list[0].Body != want {
+		t.Errorf("posted body = %q, want %q (no quick action outside code)", list[0].Body, want)
+	}
+	if list[0].Author.Login != f.bot.username || !list[0].Author.Bot {
+		t.Errorf("author = %+v, want the bot user", list[0].Author)
+	}
+}
+
+func TestInertBody(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"plain":                     "plain",
+		"/approve":                  `\/approve`,
+		"a\n  /close\nb":            "a\n  \\/close\nb",
+		"see a/b":                   "see a/b",
+		"~~~\n/x\n~~~\n/y":          "~~~\n/x\n~~~\n\\/y",
+		"```yaml\n/x: 1\n```\r\n/z": "```yaml\n/x: 1\n```\r\n\\/z",
+	} {
+		if got := inertBody(in); got != want {
+			t.Errorf("inertBody(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReportCheckStates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c := newFakeGitLab(t, "/api/v4")
+	repo := forge.Repo{FullName: "acme/site-a"}
+	sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	for _, tc := range []struct {
+		rep  forge.CheckReport
+		want string
+	}{
+		{forge.CheckReport{Status: forge.CheckQueued}, "pending"},
+		{forge.CheckReport{Status: forge.CheckInProgress}, "running"},
+		{forge.CheckReport{Status: forge.CheckInProgress}, "running"}, // again: GitLab's 400 is success
+		{forge.CheckReport{Status: forge.CheckCompleted, Conclusion: forge.CheckFailure}, "failed"},
+		{forge.CheckReport{Status: forge.CheckCompleted, Conclusion: forge.CheckCancelled}, "canceled"},
+		{forge.CheckReport{Status: forge.CheckCompleted, Conclusion: forge.CheckNeutral, Title: "nothing to render"}, "success"},
+	} {
+		tc.rep.Name, tc.rep.HeadSHA = "kptbot/render", sha
+		if err := c.ReportCheck(ctx, repo, tc.rep); err != nil {
+			t.Fatalf("ReportCheck(%s %s): %v", tc.rep.Status, tc.rep.Conclusion, err)
+		}
+		f.mu.Lock()
+		got := f.projects[repo.FullName].statuses[sha+"\x00kptbot/render"]
+		f.mu.Unlock()
+		if got != tc.want {
+			t.Errorf("ReportCheck(%s %s) left state %q, want %q", tc.rep.Status, tc.rep.Conclusion, got, tc.want)
+		}
+	}
+	if !hasRequest(f.requestLog(), "POST /projects/acme%2Fsite-a/statuses/"+sha) {
+		t.Errorf("requests %v: want POST .../statuses/%s", f.requestLog(), sha)
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c := newFakeGitLab(t, "/api/v4")
+	repo := forge.Repo{FullName: "acme/edge-1"} // no DefaultBranch: read from the API
+	f.seed(repo.FullName, "trunk", map[string][]byte{"a": []byte("a")})
+	if err := c.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.projects[repo.FullName].triggers["glptt-secret"] = true
+	f.mu.Unlock()
+	c.TriggerToken = func(project string) (string, bool) { return "glptt-secret", project == "acme/edge-1" }
+	if err := c.Dispatch(ctx, repo, "kptbot-upstream-tag", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	pls := f.projects[repo.FullName].pipelines
+	f.mu.Unlock()
+	if len(pls) != 2 {
+		t.Fatalf("pipelines = %v, want two", pls)
+	}
+	for i, want := range []struct{ source, payload string }{{"api", `{"tag":"pkg/v1"}`}, {"trigger", `{}`}} {
+		vars, _ := pls[i]["variables"].(map[string]any)
+		if pls[i]["source"] != want.source || pls[i]["ref"] != "trunk" || vars["KPTBOT_EVENT"] != "kptbot-upstream-tag" || vars["KPTBOT_PAYLOAD"] != want.payload {
+			t.Errorf("pipeline %d = %v, want source %s on trunk with KPTBOT_EVENT and KPTBOT_PAYLOAD %s", i, pls[i], want.source, want.payload)
+		}
+	}
+	if err := c.Dispatch(ctx, forge.Repo{FullName: "acme/none"}, "x", nil); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("Dispatch to a missing project: %v, want ErrNotFound", err)
+	}
+}
+
+func TestPermissionAndTeams(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c := newFakeGitLab(t, "/api/v4")
+	repo := forge.Repo{FullName: "acme/sites/edge-1"}
+	f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	f.addGroupMember("acme", "olive", 50)
+	f.addGroupMember("acme/sites", "dev", 30)
+	f.addGroupMember("acme/platform", "rita", 20)
+	f.mu.Lock()
+	p := f.projects[repo.FullName]
+	for login, lvl := range map[string]int{"gus": 10, "min": 5, "rita": 20, "mae": 40} {
+		p.members[f.user(login).id] = lvl
+	}
+	f.user("stranger")
+	f.mu.Unlock()
+	for login, want := range map[string]forge.Permission{
+		"olive": forge.PermissionAdmin, "mae": forge.PermissionAdmin, "dev": forge.PermissionWrite, "rita": forge.PermissionRead,
+		"gus": forge.PermissionRead, "min": forge.PermissionNone, "stranger": forge.PermissionNone, "ghost": forge.PermissionNone,
+	} {
+		if got, err := c.Permission(ctx, repo, login); err != nil || got != want {
+			t.Errorf("Permission(%s) = %s, %v; want %s", login, got, err, want)
+		}
+	}
+	if _, err := c.Permission(ctx, forge.Repo{FullName: "acme/missing"}, "olive"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("Permission on a missing project: %v, want ErrNotFound", err)
+	}
+	for _, tc := range []struct {
+		team, login string
+		want        bool
+	}{{"acme/platform", "rita", true}, {"acme/platform", "olive", true}, {"acme/platform", "dev", false}, {"acme/sites", "ghost", false}} {
+		if got, err := c.TeamMember(ctx, repo, tc.team, tc.login); err != nil || got != tc.want {
+			t.Errorf("TeamMember(%s, %s) = %v, %v; want %v", tc.team, tc.login, got, err, tc.want)
+		}
+	}
+	if _, err := c.TeamMember(ctx, repo, "acme/typo", "rita"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("TeamMember of a missing group: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCreateTagIsAnnotated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c := newFakeGitLab(t, "/api/v4")
+	repo := forge.Repo{FullName: "acme/site-a"}
+	sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	if err := c.CreateTag(ctx, repo, "basens/v1", sha, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	g := f.git(f.projects[repo.FullName])
+	f.mu.Unlock()
+	rf, err := g.Reference(plumbing.NewTagReferenceName("basens/v1"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag, err := g.TagObject(rf.Hash()); err != nil || tag.Target.String() != sha {
+		t.Errorf("tag basens/v1 is not an annotated tag of %s: %v", sha, err)
+	}
+	if err := c.CreateTag(ctx, repo, "basens/v2", "1111111111111111111111111111111111111111", "v2"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("tagging an unknown commit: %v, want ErrNotFound", err)
+	}
+}
