@@ -8,6 +8,7 @@ import (
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
+	"github.com/kptbot/kptbot/forge/gitlab"
 	"github.com/spf13/cobra"
 )
 
@@ -39,13 +40,9 @@ func (f *githubFlags) client() (*github.Client, error) {
 		}
 		return github.NewAppClient(f.appID, f.installationID, key, f.baseURL)
 	}
-	token := os.Getenv(f.tokenEnv)
-	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading --token-file: %w", err)
-		}
-		token = string(bytes.TrimSpace(b))
+	token, err := readToken(f.tokenEnv, f.tokenFile)
+	if err != nil {
+		return nil, err
 	}
 	if token == "" {
 		return nil, fmt.Errorf("no GitHub credentials: set %s, or pass --token-file, or --app-id/--installation-id/--private-key", f.tokenEnv)
@@ -53,21 +50,83 @@ func (f *githubFlags) client() (*github.Client, error) {
 	return github.NewTokenClient(token, f.baseURL)
 }
 
+// readToken reads a token from file when one is given, else from the
+// environment variable env ("" when unset).
+func readToken(env, file string) (string, error) {
+	if file == "" {
+		return os.Getenv(env), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("reading --token-file: %w", err)
+	}
+	return string(bytes.TrimSpace(b)), nil
+}
+
+// forgeLister is what the forge commands read, on either forge.
+type forgeLister interface {
+	forge.RepoLister
+	forge.RefLister
+}
+
+// forgeFlags choose the forge (--forge) and its credentials: GitHub's
+// flags, or for GitLab --gitlab-url and a token (--token-file, else the
+// variable named by --token-env, GITLAB_TOKEN unless given).
+type forgeFlags struct {
+	github    githubFlags
+	name      string
+	gitlabURL string
+}
+
+func (f *forgeFlags) register(cmd *cobra.Command) {
+	f.github.register(cmd)
+	cmd.PersistentFlags().StringVar(&f.name, "forge", forge.GitHub, "forge to ask: github or gitlab")
+	cmd.PersistentFlags().StringVar(&f.gitlabURL, "gitlab-url", "", "GitLab API root (self-managed: https://HOST/api/v4); default gitlab.com")
+}
+
+func (f *forgeFlags) client(cmd *cobra.Command) (forgeLister, error) {
+	switch f.name {
+	case forge.GitHub:
+		if f.gitlabURL != "" {
+			return nil, fmt.Errorf("--gitlab-url needs --forge gitlab")
+		}
+		return f.github.client()
+	case forge.GitLab:
+		if f.github.appID != 0 || f.github.installationID != 0 || f.github.keyFile != "" || f.github.baseURL != "" {
+			return nil, fmt.Errorf("--app-id, --installation-id, --private-key and --github-url are GitHub flags; GitLab takes --gitlab-url and a token")
+		}
+		env := f.github.tokenEnv
+		if !cmd.Flags().Changed("token-env") {
+			env = "GITLAB_TOKEN"
+		}
+		token, err := readToken(env, f.github.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		if token == "" {
+			return nil, fmt.Errorf("no GitLab credentials: set %s (a project, group or personal access token), or pass --token-file", env)
+		}
+		return gitlab.NewClient(nil, f.gitlabURL, token)
+	default:
+		return nil, fmt.Errorf("--forge %q: want github or gitlab", f.name)
+	}
+}
+
 func newForgeCmd() *cobra.Command {
-	var gf githubFlags
+	var ff forgeFlags
 	var output string
 	cmd := &cobra.Command{
 		Use:   "forge",
-		Short: "Check what kptbot's GitHub identity can see (credentials smoke test)",
+		Short: "Check what kptbot's GitHub or GitLab identity can see (credentials smoke test)",
 	}
-	gf.register(cmd)
+	ff.register(cmd)
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "text or json")
 	repos := &cobra.Command{
 		Use:   "repos",
-		Short: "List the repositories the App installation or token can see",
+		Short: "List the repositories the App installation or token can see (GitLab: the token's projects)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := gf.client()
+			c, err := ff.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -87,15 +146,15 @@ func newForgeCmd() *cobra.Command {
 		},
 	}
 	refs := &cobra.Command{
-		Use:   "refs OWNER/NAME",
+		Use:   "refs OWNER/NAME | GROUP/[SUBGROUP/]PROJECT",
 		Short: "List a repository's tags and branches with their commits",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := gf.client()
+			c, err := ff.client(cmd)
 			if err != nil {
 				return err
 			}
-			repo := forge.Repo{Forge: forge.GitHub, FullName: args[0]}
+			repo := forge.Repo{Forge: ff.name, FullName: args[0]}
 			tags, err := c.ListTags(cmd.Context(), repo)
 			if err != nil {
 				return err
