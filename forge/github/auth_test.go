@@ -43,7 +43,7 @@ func TestAppClientMintsAndCachesInstallationToken(t *testing.T) {
 		}
 		fmt.Fprint(w, `{"permission":"admin","role_name":"admin","user":{"login":"alice","id":1}}`)
 	})
-	srv := httptest.NewServer(loadAPIContract(t).middleware(t, mux))
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, mux))
 	t.Cleanup(srv.Close)
 
 	c, err := NewAppClient(1234, 42, pemKey, srv.URL)

@@ -115,7 +115,7 @@ func fakeGitHub(t *testing.T) *Client {
 			{"id":2,"full_name":"acme/site-b","default_branch":"main","clone_url":"https://github.com/acme/site-b.git","topics":["site"],"private":true},
 			{"id":1,"full_name":"acme/site-a","default_branch":"main","clone_url":"https://github.com/acme/site-a.git","topics":["site"]}]}`)
 	})
-	srv := httptest.NewServer(loadAPIContract(t).middleware(t, mux))
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, mux))
 	t.Cleanup(srv.Close)
 	srvURL = srv.URL
 	c, err := NewClient(srv.Client(), srv.URL)

@@ -1,7 +1,6 @@
 package github
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,107 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/kptbot/kptbot/forge/github/githubtest"
 )
 
-// apiContract validates requests against GitHub's own OpenAPI description
-// (trimmed by testdata/openapi/trim.py to the operations kptbot calls), so
-// a fake GitHub server can refuse anything the real one would.
-type apiContract struct {
-	router routers.Router
-}
-
-func loadAPIContract(t testing.TB) *apiContract {
-	t.Helper()
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile("testdata/openapi/github-trimmed.json")
-	if err != nil {
-		t.Fatalf("loading GitHub OpenAPI description: %v", err)
-	}
-	// Match any host: requests go to httptest servers, not api.github.com.
-	doc.Servers = openapi3.Servers{{URL: "/"}}
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("routing GitHub OpenAPI description: %v", err)
-	}
-	return &apiContract{router: router}
-}
-
-// check validates one request (method, path, query, headers and JSON body)
-// and names the operation and the failing part when it does not conform.
-func (c *apiContract) check(req *http.Request) error {
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return fmt.Errorf("reading request body: %w", err)
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	route, params, err := c.router.FindRoute(routable(req))
-	if err != nil {
-		return fmt.Errorf("%s %s: not an operation in GitHub's API description: %w", req.Method, req.URL.Path, err)
-	}
-	in := &openapi3filter.RequestValidationInput{
-		Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
-	}
-	err = openapi3filter.ValidateRequest(context.Background(), in)
-	if body != nil {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s (%s): %w", req.Method, req.URL.Path, route.Operation.OperationID, err)
-	}
-	return nil
-}
-
-// routable works around the router's path parameters, which stop at a
-// slash, while GitHub's contents {path} and git {ref} span several
-// segments: the rest of such a path is matched as one escaped segment.
-func routable(req *http.Request) *http.Request {
-	rest, ok := strings.CutPrefix(req.URL.Path, "/repos/")
-	if !ok {
-		return req
-	}
-	parts := strings.SplitN(rest, "/", 3)
-	if len(parts) < 3 {
-		return req
-	}
-	for _, prefix := range []string{"contents/", "git/ref/", "git/refs/", "git/matching-refs/"} {
-		tail, ok := strings.CutPrefix(parts[2], prefix)
-		if !ok || !strings.Contains(tail, "/") {
-			continue
-		}
-		r := req.Clone(req.Context())
-		r.URL.Path = "/repos/" + parts[0] + "/" + parts[1] + "/" + prefix + strings.ReplaceAll(tail, "/", "%2F")
-		r.URL.RawPath = r.URL.Path
-		return r
-	}
-	return req
-}
-
-// middleware answers 422 with the reason to any request GitHub's
-// description rejects, and records the failure on t.
-func (c *apiContract) middleware(t testing.TB, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// GraphQL is outside the REST description; its handler checks it.
-		if r.URL.Path == "/graphql" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err := c.check(r); err != nil {
-			t.Errorf("request violates GitHub's OpenAPI description: %v", err)
-			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+func loadAPIContract(t testing.TB) *githubtest.Contract { return githubtest.LoadContract(t) }
 
 func TestAPIContractAcceptsAndRejects(t *testing.T) {
 	t.Parallel()
@@ -143,7 +47,7 @@ func TestAPIContractAcceptsAndRejects(t *testing.T) {
 			if tt.body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
-			err := c.check(req)
+			err := c.Check(req)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("check() = %v, want nil", err)
@@ -161,7 +65,7 @@ func TestGoGitHubRequestsConform(t *testing.T) {
 	t.Parallel()
 	c := loadAPIContract(t)
 	var seen []string
-	srv := httptest.NewServer(c.middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(c.Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Method+" "+r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
 		switch {

@@ -43,7 +43,7 @@ func TestScheduledTransportRetriesRateLimitsAndServerErrors(t *testing.T) {
 		"/repos/acme/site-a/check-runs":        {422},
 	}
 	bodies := map[string][]string{}
-	srv := httptest.NewServer(loadAPIContract(t).middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		b := make([]byte, r.ContentLength)

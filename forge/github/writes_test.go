@@ -181,7 +181,7 @@ func newWriteServer(t *testing.T) (*Client, *writeServer) {
 	handle("POST /repos/acme/site-a/dispatches", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
-	srv := httptest.NewServer(loadAPIContract(t).middleware(t, mux))
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, mux))
 	t.Cleanup(srv.Close)
 	c, err := NewClient(srv.Client(), srv.URL)
 	if err != nil {

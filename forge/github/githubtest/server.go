@@ -1,4 +1,4 @@
-package github
+package githubtest
 
 import (
 	"encoding/base64"
@@ -20,17 +20,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/forgetest"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
-// stateGitHub is a stateful GitHub: repository content, branches and tags
+// Server is a stateful GitHub: repository content, branches and tags
 // live in real bare repositories (pushed to through git http-backend, read
 // with go-git), pull requests, reviews and comments in memory. Its REST
 // requests are checked against GitHub's OpenAPI description and its
 // answers use GitHub's JSON and status codes, so forgetest.Contract can
 // run against the real adapter.
-type stateGitHub struct {
+type Server struct {
+	// URL is the REST API root; GitURL serves owner/name.git.
+	URL, GitURL string
+
 	t    *testing.T
 	root string
 
@@ -41,11 +43,15 @@ type stateGitHub struct {
 	issues   map[string]map[int]*fakeIssue
 	numbers  map[string]int // last issue/PR number per repository
 	nextID   int64
+	perms    map[string]string
+	checks   map[string]CheckRun
+	merges   map[string]int
 }
 
 type fakeComment struct {
 	number int
 	body   string
+	author string
 }
 
 type fakeIssue struct {
@@ -55,7 +61,7 @@ type fakeIssue struct {
 
 // number hands out the next issue or pull request number: GitHub numbers
 // both from one sequence.
-func (f *stateGitHub) number(repo string) int {
+func (f *Server) number(repo string) int {
 	f.numbers[repo]++
 	return f.numbers[repo]
 }
@@ -66,46 +72,88 @@ type fakePR struct {
 	draft, merged       bool
 	head, base, mergeSH string
 	labels              []string
+	author              string
 }
 
-type githubHarness struct {
-	*Client
-	fake *stateGitHub
+// New starts a fake GitHub: its REST API at URL (requests checked against
+// GitHub's OpenAPI description) and its repositories over git at GitURL
+// (URL + "owner/name.git"). Both stop when the test ends.
+func New(t *testing.T) *Server {
+	t.Helper()
+	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
+		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}}
+	gitSrv := gitfixture.HTTPServer(t, f.root)
+	api := httptest.NewServer(LoadContract(t).Middleware(t, f.handler()))
+	t.Cleanup(api.Close)
+	f.URL, f.GitURL = api.URL, gitSrv.URL+"/"
+	return f
 }
 
-func (h githubHarness) Seed(r forge.Repo, branch string, files map[string][]byte) string {
-	return h.fake.seed(r, branch, files)
+// Seed creates repository r with files on branch and returns the commit.
+func (f *Server) Seed(r forge.Repo, branch string, files map[string][]byte) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seed(r, branch, files)
 }
 
-func (h githubHarness) Review(r forge.Repo, number int, rv forge.Review) {
-	h.fake.mu.Lock()
-	defer h.fake.mu.Unlock()
-	if h.fake.reviews[r.FullName] == nil {
-		h.fake.reviews[r.FullName] = map[int][]forge.Review{}
+// Review adds a review to a pull request, as a reviewer would.
+func (f *Server) Review(r forge.Repo, number int, rv forge.Review) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reviews[r.FullName] == nil {
+		f.reviews[r.FullName] = map[int][]forge.Review{}
 	}
-	h.fake.reviews[r.FullName][number] = append(h.fake.reviews[r.FullName][number], rv)
+	f.reviews[r.FullName][number] = append(f.reviews[r.FullName][number], rv)
 }
 
-func TestGitHubAdapterContract(t *testing.T) {
-	t.Parallel()
-	forgetest.Contract(t, func(t *testing.T) forgetest.Harness {
-		f := &stateGitHub{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
-			issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}}
-		gitSrv := gitfixture.HTTPServer(t, f.root)
-		api := httptest.NewServer(loadAPIContract(t).middleware(t, f.handler()))
-		t.Cleanup(api.Close)
-		c, err := NewClient(api.Client(), api.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.GitURL = gitSrv.URL + "/"
-		return githubHarness{Client: c, fake: f}
-	})
+// AddComment adds a comment by login, as a human would, and returns its id.
+func (f *Server) AddComment(r forge.Repo, number int, login, body string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	f.comments[f.nextID] = fakeComment{number: number, body: body, author: login}
+	return f.nextID
 }
 
-func (f *stateGitHub) bare(fullName string) string { return filepath.Join(f.root, fullName+".git") }
+// SetAuthor makes login the author of pull request number.
+func (f *Server) SetAuthor(r forge.Repo, number int, login string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.prs[r.FullName][number]; ok {
+		p.author = login
+	}
+}
 
-func (f *stateGitHub) seed(r forge.Repo, branch string, files map[string][]byte) string {
+// SetPermission gives login a permission (admin, write, read) on r.
+func (f *Server) SetPermission(r forge.Repo, login, perm string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.perms[r.FullName+":"+login] = perm
+}
+
+// CheckRun is a check run the fake received.
+type CheckRun struct {
+	Name, HeadSHA, Status, Conclusion, Title, Summary string
+}
+
+// Check returns the latest check run named name on sha.
+func (f *Server) Check(r forge.Repo, sha, name string) (CheckRun, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.checks[r.FullName+"\x00"+sha+"\x00"+name]
+	return c, ok
+}
+
+// Merges counts merge requests GitHub accepted, per repository.
+func (f *Server) Merges(r forge.Repo) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.merges[r.FullName]
+}
+
+func (f *Server) bare(fullName string) string { return filepath.Join(f.root, fullName+".git") }
+
+func (f *Server) seed(r forge.Repo, branch string, files map[string][]byte) string {
 	bare := f.bare(r.FullName)
 	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
 		f.t.Fatal(err)
@@ -122,7 +170,7 @@ func (f *stateGitHub) seed(r forge.Repo, branch string, files map[string][]byte)
 	return gitfixture.CommitAndTag(f.t, wt, "seed", "")
 }
 
-func (f *stateGitHub) open(w http.ResponseWriter, r *http.Request) (*git.Repository, string, bool) {
+func (f *Server) open(w http.ResponseWriter, r *http.Request) (*git.Repository, string, bool) {
 	name := r.PathValue("owner") + "/" + r.PathValue("repo")
 	repo, err := git.PlainOpen(f.bare(name))
 	if err != nil {
@@ -156,7 +204,7 @@ func validationFailed(w http.ResponseWriter, errs ...map[string]string) {
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed", "errors": errs})
 }
 
-func (f *stateGitHub) prJSON(repo *git.Repository, name string, p *fakePR) map[string]any {
+func (f *Server) prJSON(repo *git.Repository, name string, p *fakePR) map[string]any {
 	headSHA := p.mergeSH
 	if rf, err := repo.Reference(plumbing.NewBranchReferenceName(p.head), true); err == nil && !p.merged {
 		headSHA = rf.Hash().String()
@@ -167,9 +215,10 @@ func (f *stateGitHub) prJSON(repo *git.Repository, name string, p *fakePR) map[s
 	}
 	out := map[string]any{
 		"number": p.number, "node_id": fmt.Sprintf("PR_%d", p.number), "state": p.state, "title": p.title, "body": p.body,
-		"draft": p.draft, "merged": p.merged, "labels": labels, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"},
-		"head": map[string]any{"ref": p.head, "sha": headSHA, "repo": map[string]string{"full_name": name}},
-		"base": map[string]any{"ref": p.base, "repo": map[string]string{"full_name": name}},
+		"draft": p.draft, "merged": p.merged, "labels": labels, "user": userJSON(p.author),
+		"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", name, p.number),
+		"head":     map[string]any{"ref": p.head, "sha": headSHA, "repo": map[string]string{"full_name": name}},
+		"base":     map[string]any{"ref": p.base, "repo": map[string]string{"full_name": name}},
 	}
 	if p.merged {
 		out["merge_commit_sha"], out["merged_at"] = p.mergeSH, "2026-11-22T00:00:00Z"
@@ -177,7 +226,7 @@ func (f *stateGitHub) prJSON(repo *git.Repository, name string, p *fakePR) map[s
 	return out
 }
 
-func (f *stateGitHub) handler() http.Handler {
+func (f *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	route := func(pattern string, h func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -260,6 +309,14 @@ func (f *stateGitHub) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of '" + q.Variables["id"] + "'"}}})
 	})
+	route("GET /repos/{owner}/{repo}/collaborators/{user}/permission", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		p, ok := f.perms[name+":"+r.PathValue("user")]
+		if !ok {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": r.PathValue("user") + " is not a user"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"permission": p, "role_name": p, "user": userJSON(r.PathValue("user"))})
+	})
 	mux.HandleFunc("GET /orgs/{org}/teams/{team}/memberships/{user}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})
@@ -278,7 +335,7 @@ func (f *stateGitHub) handler() http.Handler {
 
 type routeFunc func(pattern string, h func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string))
 
-func (f *stateGitHub) pullRoutes(route routeFunc) {
+func (f *Server) pullRoutes(route routeFunc) {
 	pr := func(w http.ResponseWriter, r *http.Request, name string) (*fakePR, bool) {
 		n, _ := strconv.Atoi(r.PathValue("n"))
 		p, ok := f.prs[name][n]
@@ -384,12 +441,16 @@ func (f *stateGitHub) pullRoutes(route routeFunc) {
 			return
 		}
 		p.state, p.merged, p.mergeSH = "closed", true, sha
+		if f.merges == nil {
+			f.merges = map[string]int{}
+		}
+		f.merges[name]++
 		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "merged": true, "message": "Pull Request successfully merged"})
 	})
 }
 
 // mergeCommit records head's tree on the base branch as a merge commit.
-func (f *stateGitHub) mergeCommit(repo *git.Repository, p *fakePR, head plumbing.Hash) (string, error) {
+func (f *Server) mergeCommit(repo *git.Repository, p *fakePR, head plumbing.Hash) (string, error) {
 	base, err := repo.Reference(plumbing.NewBranchReferenceName(p.base), true)
 	if err != nil {
 		return "", err
@@ -412,7 +473,7 @@ func (f *stateGitHub) mergeCommit(repo *git.Repository, p *fakePR, head plumbing
 	return h.String(), repo.Storer.SetReference(plumbing.NewHashReference(base.Name(), h))
 }
 
-func (f *stateGitHub) gitRoutes(route routeFunc) {
+func (f *Server) gitRoutes(route routeFunc) {
 	route("POST /repos/{owner}/{repo}/git/tags", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
 		var in struct{ Tag, Message, Object, Type string }
 		json.NewDecoder(r.Body).Decode(&in)
@@ -459,16 +520,23 @@ func (f *stateGitHub) gitRoutes(route routeFunc) {
 		writeJSON(w, http.StatusOK, map[string]any{"sha": tag.Hash.String(), "tag": tag.Name, "message": tag.Message, "node_id": "n", "url": "u",
 			"object": map[string]string{"type": "commit", "sha": tag.Target.String(), "url": "u"}})
 	})
-	route("POST /repos/{owner}/{repo}/check-runs", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+	route("POST /repos/{owner}/{repo}/check-runs", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
 		var in struct {
-			Name    string `json:"name"`
-			HeadSHA string `json:"head_sha"`
+			Name       string `json:"name"`
+			HeadSHA    string `json:"head_sha"`
+			Status     string `json:"status"`
+			Conclusion string `json:"conclusion"`
+			Output     struct {
+				Title   string `json:"title"`
+				Summary string `json:"summary"`
+			} `json:"output"`
 		}
 		json.NewDecoder(r.Body).Decode(&in)
 		if _, err := repo.CommitObject(plumbing.NewHash(in.HeadSHA)); err != nil {
 			validationFailed(w, map[string]string{"resource": "CheckRun", "code": "custom", "message": "No commit found for SHA: " + in.HeadSHA})
 			return
 		}
+		f.checks[name+"\x00"+in.HeadSHA+"\x00"+in.Name] = CheckRun{Name: in.Name, HeadSHA: in.HeadSHA, Status: in.Status, Conclusion: in.Conclusion, Title: in.Output.Title, Summary: in.Output.Summary}
 		writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "name": in.Name, "head_sha": in.HeadSHA})
 	})
 	route("POST /repos/{owner}/{repo}/dispatches", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
@@ -476,7 +544,7 @@ func (f *stateGitHub) gitRoutes(route routeFunc) {
 	})
 }
 
-func (f *stateGitHub) issueRoutes(route routeFunc) {
+func (f *Server) issueRoutes(route routeFunc) {
 	route("PUT /repos/{owner}/{repo}/issues/{n}/labels", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
 		n, _ := strconv.Atoi(r.PathValue("n"))
 		var in struct{ Labels []string }
@@ -502,8 +570,8 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 		var in struct{ Body string }
 		json.NewDecoder(r.Body).Decode(&in)
 		f.nextID++
-		f.comments[f.nextID] = fakeComment{number: n, body: in.Body}
-		writeJSON(w, http.StatusCreated, commentJSON(f.nextID, in.Body))
+		f.comments[f.nextID] = fakeComment{number: n, body: in.Body, author: botLogin}
+		writeJSON(w, http.StatusCreated, commentJSON(f.nextID, f.comments[f.nextID]))
 	})
 	route("GET /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
 		n, _ := strconv.Atoi(r.PathValue("n"))
@@ -520,7 +588,7 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 		out := []map[string]any{}
 		for _, id := range ids {
-			out = append(out, commentJSON(id, f.comments[id].body))
+			out = append(out, commentJSON(id, f.comments[id]))
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
@@ -540,7 +608,7 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 			c := f.comments[id]
 			c.body = in.Body
 			f.comments[id] = c
-			writeJSON(w, http.StatusOK, commentJSON(id, in.Body))
+			writeJSON(w, http.StatusOK, commentJSON(id, c))
 		}
 	})
 	route("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
@@ -550,19 +618,33 @@ func (f *stateGitHub) issueRoutes(route routeFunc) {
 	})
 }
 
-func commentJSON(id int64, body string) map[string]any {
-	return map[string]any{"id": id, "body": body, "user": map[string]any{"login": "kptbot[bot]", "id": 9, "type": "Bot"},
+// botLogin authors everything written through the API.
+const botLogin = "kptbot[bot]"
+
+func userJSON(login string) map[string]any {
+	if login == "" {
+		login = botLogin
+	}
+	typ := "User"
+	if strings.HasSuffix(login, "[bot]") {
+		typ = "Bot"
+	}
+	return map[string]any{"login": login, "id": len(login), "type": typ}
+}
+
+func commentJSON(id int64, c fakeComment) map[string]any {
+	return map[string]any{"id": id, "body": c.body, "user": userJSON(c.author),
 		"created_at": "2026-11-22T00:00:00Z", "updated_at": "2026-11-22T00:00:00Z"}
 }
 
 // exists reports an issue or pull request numbered n.
-func (f *stateGitHub) exists(repo string, n int) bool {
+func (f *Server) exists(repo string, n int) bool {
 	_, pr := f.prs[repo][n]
 	_, is := f.issues[repo][n]
 	return pr || is
 }
 
-func (f *stateGitHub) issueJSON(name string, n int) map[string]any {
+func (f *Server) issueJSON(name string, n int) map[string]any {
 	is := f.issues[name][n]
 	labels := []map[string]string{}
 	for _, l := range is.labels {
@@ -572,7 +654,7 @@ func (f *stateGitHub) issueJSON(name string, n int) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d", name, n)}
 }
 
-func (f *stateGitHub) issueCRUD(route routeFunc) {
+func (f *Server) issueCRUD(route routeFunc) {
 	route("POST /repos/{owner}/{repo}/issues", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
 		var in struct {
 			Title, Body string
