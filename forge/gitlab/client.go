@@ -247,7 +247,11 @@ func (c *Client) ReadFile(ctx context.Context, r forge.Repo, ref, path string) (
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := c.gl.RepositoryFiles.GetRawFile(id, strings.TrimPrefix(path, "/"), &gl.GetRawFileOptions{Ref: gl.Ptr(ref)}, ctxOpt(ctx))
+	opt := &gl.GetRawFileOptions{}
+	if ref != "" {
+		opt.Ref = gl.Ptr(ref) // else the default branch
+	}
+	b, _, err := c.gl.RepositoryFiles.GetRawFile(id, strings.TrimPrefix(path, "/"), opt, ctxOpt(ctx))
 	if err != nil {
 		return nil, c.apiError(fmt.Sprintf("reading %s at %s in %s", path, ref, r.FullName), err)
 	}
@@ -264,7 +268,10 @@ func (c *Client) ListTree(ctx context.Context, r forge.Repo, ref, dir string) ([
 	}
 	op := fmt.Sprintf("listing %s at %s in %s", dir, ref, r.FullName)
 	dir = strings.Trim(dir, "/")
-	opt := &gl.ListTreeOptions{ListOptions: perPage, Ref: gl.Ptr(ref), Recursive: gl.Ptr(true)}
+	opt := &gl.ListTreeOptions{ListOptions: perPage, Recursive: gl.Ptr(true)}
+	if ref != "" {
+		opt.Ref = gl.Ptr(ref) // else the default branch
+	}
 	if dir != "" {
 		opt.Path = gl.Ptr(dir)
 	}

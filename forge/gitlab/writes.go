@@ -353,9 +353,10 @@ func (c *Client) Dispatch(ctx context.Context, r forge.Repo, eventType string, p
 }
 
 // inertBody keeps GitLab from running quick actions (/merge, /approve,
-// /close, ...) that a body kptbot posts may contain, for example quoted
-// from a commit message or a user's comment: GitLab executes them as the
-// bot, with its permissions. A line starting with "/" gets a Markdown
+// /close, ...) that a body kptbot posts (a note, a merge request or issue
+// description) may contain, for example quoted from a commit message, an
+// upstream package or a user's comment: GitLab executes them as the bot,
+// with its permissions. A line starting with "/" gets a Markdown
 // escape, "\/", which renders the same; fenced code blocks, which GitLab
 // does not scan, are left alone.
 func inertBody(body string) string {

@@ -47,7 +47,18 @@ func TestReactIsIdempotent(t *testing.T) {
 func TestCommentsSkipSystemNotesAndQuickActions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
+	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x", Body: "upstream says:\n/close"})
+	if ch.Body != "upstream says:\n\\/close" {
+		t.Errorf("merge request description = %q, want the /close line escaped", ch.Body)
+	}
+	body := "upstream says:\n/close"
+	n := len(f.requestLog())
+	if _, err := c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+		t.Fatal(err)
+	}
+	if log := f.requestLog()[n:]; len(log) != 1 {
+		t.Errorf("updating to the same (escaped) description sent %v, want only the read", log)
+	}
 	f.approve(repo.FullName, ch.Number, "alice", "")
 	if _, err := c.Comment(ctx, repo, ch.Number, "Rendered.\n/merge\n```\n/kept in code\n```"); err != nil {
 		t.Fatal(err)
