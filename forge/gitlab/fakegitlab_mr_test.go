@@ -128,15 +128,17 @@ func (f *fakeGitLab) unapprove(path string, iid int, login string) {
 	mr.notes = append(mr.notes, &fNote{id: f.id(), body: "unapproved this merge request", author: u, system: true, created: at, updated: at})
 }
 
-func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
-	mrOf := func(w http.ResponseWriter, r *http.Request, p *fProject) (*fMR, bool) {
-		iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
-		mr, ok := p.mrs[iid]
-		if !ok {
-			message(w, http.StatusNotFound, "404 Not found")
-		}
-		return mr, ok
+// mrOf finds the merge request named in the path, or answers 404.
+func (f *fakeGitLab) mrOf(w http.ResponseWriter, r *http.Request, p *fProject) (*fMR, bool) {
+	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
+	mr, ok := p.mrs[iid]
+	if !ok {
+		message(w, http.StatusNotFound, "404 Not found")
 	}
+	return mr, ok
+}
+
+func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 	project("GET /projects/{id}/merge_requests", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		q := r.URL.Query()
 		var mrs []*fMR
@@ -173,12 +175,12 @@ func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 		writeJSON(w, http.StatusCreated, f.mrJSON(p, mr))
 	})
 	project("GET /projects/{id}/merge_requests/{iid}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		if mr, ok := mrOf(w, r, p); ok {
+		if mr, ok := f.mrOf(w, r, p); ok {
 			writeJSON(w, http.StatusOK, f.mrJSON(p, mr))
 		}
 	})
 	project("PUT /projects/{id}/merge_requests/{iid}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		mr, ok := mrOf(w, r, p)
+		mr, ok := f.mrOf(w, r, p)
 		if !ok {
 			return
 		}
@@ -201,8 +203,12 @@ func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 		}
 		writeJSON(w, http.StatusOK, f.mrJSON(p, mr))
 	})
+}
+
+// mergeRoutes are merging, approvals and diff versions.
+func (f *fakeGitLab) mergeRoutes(project func(string, projectHandler)) {
 	project("PUT /projects/{id}/merge_requests/{iid}/merge", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		mr, ok := mrOf(w, r, p)
+		mr, ok := f.mrOf(w, r, p)
 		if !ok {
 			return
 		}
@@ -226,7 +232,7 @@ func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 		}
 	})
 	project("GET /projects/{id}/merge_requests/{iid}/approvals", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		mr, ok := mrOf(w, r, p)
+		mr, ok := f.mrOf(w, r, p)
 		if !ok {
 			return
 		}
@@ -250,7 +256,7 @@ func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 			"approved_by": by, "user_has_approved": false, "user_can_approve": true})
 	})
 	project("GET /projects/{id}/merge_requests/{iid}/versions", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		mr, ok := mrOf(w, r, p)
+		mr, ok := f.mrOf(w, r, p)
 		if !ok {
 			return
 		}

@@ -78,22 +78,9 @@ func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
 		}
 		writeJSON(w, http.StatusOK, commitJSON(c))
 	})
-	tagJSON := func(p *fProject, name string) (map[string]any, bool) {
-		repo := f.git(p)
-		rf, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
-		if err != nil {
-			return nil, false
-		}
-		c, err := resolve(repo, name)
-		if err != nil {
-			return nil, false
-		}
-		msg := ""
-		if t, err := repo.TagObject(rf.Hash()); err == nil {
-			msg = t.Message
-		}
-		return map[string]any{"name": name, "message": msg, "target": rf.Hash().String(), "commit": commitJSON(c), "protected": false, "release": nil}, true
-	}
+}
+
+func (f *fakeGitLab) tagRoutes(project func(string, projectHandler)) {
 	project("GET /projects/{id}/repository/tags", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		var names []string
 		tags, _ := f.git(p).Tags()
@@ -104,14 +91,14 @@ func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
 		sort.Strings(names)
 		var items []any
 		for _, n := range names {
-			if t, ok := tagJSON(p, n); ok {
+			if t, ok := f.tagJSON(p, n); ok {
 				items = append(items, t)
 			}
 		}
 		f.page(w, r, items)
 	})
 	project("GET /projects/{id}/repository/tags/{tag}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
-		if t, ok := tagJSON(p, r.PathValue("tag")); ok {
+		if t, ok := f.tagJSON(p, r.PathValue("tag")); ok {
 			writeJSON(w, http.StatusOK, t)
 			return
 		}
@@ -145,7 +132,7 @@ func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
 		if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewTagReferenceName(name), target)); err != nil {
 			f.t.Fatal(err)
 		}
-		t, _ := tagJSON(p, name)
+		t, _ := f.tagJSON(p, name)
 		writeJSON(w, http.StatusCreated, t)
 	})
 	project("GET /projects/{id}/repository/branches", func(w http.ResponseWriter, r *http.Request, p *fProject) {
@@ -171,4 +158,22 @@ func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
 		}
 		f.page(w, r, items)
 	})
+}
+
+// tagJSON is a tag as GitLab lists it, with its peeled commit.
+func (f *fakeGitLab) tagJSON(p *fProject, name string) (map[string]any, bool) {
+	repo := f.git(p)
+	rf, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
+	if err != nil {
+		return nil, false
+	}
+	c, err := resolve(repo, name)
+	if err != nil {
+		return nil, false
+	}
+	msg := ""
+	if t, err := repo.TagObject(rf.Hash()); err == nil {
+		msg = t.Message
+	}
+	return map[string]any{"name": name, "message": msg, "target": rf.Hash().String(), "commit": commitJSON(c), "protected": false, "release": nil}, true
 }

@@ -327,8 +327,11 @@ func (f *fakeGitLab) handler() http.Handler {
 		})
 	}
 	f.projectRoutes(handle, project)
+	f.ciRoutes(project)
 	f.repositoryRoutes(project)
+	f.tagRoutes(project)
 	f.mergeRequestRoutes(project)
+	f.mergeRoutes(project)
 	f.noteRoutes(project)
 	f.issueRoutes(project)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -437,6 +440,10 @@ func (f *fakeGitLab) projectRoutes(handle func(string, http.HandlerFunc), projec
 		}
 		message(w, http.StatusNotFound, "404 Not found")
 	})
+}
+
+// ciRoutes are commit statuses and pipelines.
+func (f *fakeGitLab) ciRoutes(project func(string, projectHandler)) {
 	project("POST /projects/{id}/statuses/{sha}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		sha := r.PathValue("sha")
 		if _, err := f.git(p).CommitObject(plumbing.NewHash(sha)); err != nil || !plumbing.IsHash(sha) {
