@@ -92,3 +92,53 @@ func TestTokenClient(t *testing.T) {
 		t.Error("empty token accepted")
 	}
 }
+
+func TestAppForgeRoutesByInstallation(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	var lookups atomic.Int32
+	mux := http.NewServeMux()
+	install := map[string]int{"acme/site-a": 42, "other/site-b": 43}
+	mux.HandleFunc("GET /repos/{owner}/{repo}/installation", func(w http.ResponseWriter, r *http.Request) {
+		lookups.Add(1)
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ey") {
+			t.Errorf("installation lookup without the App's JWT")
+		}
+		fmt.Fprintf(w, `{"id":%d,"account":{"login":%q},"app_id":1234}`, install[r.PathValue("owner")+"/"+r.PathValue("repo")], r.PathValue("owner"))
+	})
+	mux.HandleFunc("POST /app/installations/{id}/access_tokens", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"token":"ghs_%s","expires_at":%q}`, r.PathValue("id"), time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	})
+	mux.HandleFunc("GET /repos/{owner}/{repo}/collaborators/alice/permission", func(w http.ResponseWriter, r *http.Request) {
+		want := fmt.Sprintf("token ghs_%d", install[r.PathValue("owner")+"/"+r.PathValue("repo")])
+		if got := r.Header.Get("Authorization"); got != want {
+			t.Errorf("%s: Authorization %q, want %q (the repository's own installation)", r.URL.Path, got, want)
+		}
+		fmt.Fprint(w, `{"permission":"write","role_name":"write","user":{"login":"alice","id":1}}`)
+	})
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, mux))
+	t.Cleanup(srv.Close)
+	var setups []int64
+	a, err := NewAppForge(1234, pemKey, srv.URL, func(_ *Client, id int64) { setups = append(setups, id) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"acme/site-a", "other/site-b", "acme/site-a"} {
+		if p, err := a.Permission(ctx, forge.Repo{FullName: name}, "alice"); err != nil || p != forge.PermissionWrite {
+			t.Fatalf("Permission(%s) = %v, %v", name, p, err)
+		}
+	}
+	if n := lookups.Load(); n != 2 {
+		t.Errorf("installation looked up %d times for two repositories, want 2 (cached)", n)
+	}
+	if len(setups) != 2 {
+		t.Errorf("setup called for %v, want both installations once", setups)
+	}
+}

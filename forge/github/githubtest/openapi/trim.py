@@ -43,6 +43,8 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/collaborators/{username}/permission": ["get"],
     "/repos/{owner}/{repo}/dispatches": ["post"],
     "/installation/repositories": ["get"],
+    "/repos/{owner}/{repo}/installation": ["get"],
+    "/app/installations": ["get"],
     "/app/installations/{installation_id}/access_tokens": ["post"],
 }
 
