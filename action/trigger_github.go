@@ -9,8 +9,13 @@ import (
 	"github.com/kptbot/kptbot/forge/github"
 )
 
-// githubResyncEvents are workflow triggers that carry no change to act on:
-// the run converges the whole repository instead.
+// DispatchEventType is the repository_dispatch event type (and GitLab
+// KPTBOT_EVENT) an upstream sends its downstreams after publishing; the
+// examples under examples/ use it on both sides.
+const DispatchEventType = "kptbot-upstream-published"
+
+// githubResyncEvent reports whether a workflow trigger carries no change
+// to act on, so the run converges the whole repository instead.
 func githubResyncEvent(name string) bool {
 	switch name {
 	case "schedule", "workflow_dispatch", "repository_dispatch", "workflow_run", "workflow_call":

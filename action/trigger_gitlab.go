@@ -21,7 +21,7 @@ const (
 	// EnvEvent names what triggered a pipeline through a trigger token: a
 	// GitLab hook name ("Merge Request Hook", "Note Hook", ...) whose body
 	// is in EnvPayload, or any other word (kptbot's fan-out sends
-	// "upstream-published"), which asks for a resync.
+	// "kptbot-upstream-published"), which asks for a resync.
 	EnvEvent = "KPTBOT_EVENT"
 	// EnvPayload is the hook body for EnvEvent: inline JSON, or the path
 	// of a file (a file-type variable).
