@@ -45,12 +45,12 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff, list"}
-	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd())
+	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff, list, push"}
+	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd(), newPkgPushCmd())
 	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
 	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
 	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd(), newForgeCmd())
-	root.AddCommand(newVersionCmd())
+	root.AddCommand(newVersionCmd(), newServeCmd(), newReplayCmd())
 	return root
 }
 

@@ -326,7 +326,8 @@ func (f *Server) handler() http.Handler {
 		sort.Strings(matches)
 		for _, m := range matches {
 			rel, _ := filepath.Rel(f.root, m)
-			repos = append(repos, map[string]any{"full_name": strings.TrimSuffix(filepath.ToSlash(rel), ".git"), "default_branch": "main"})
+			name := strings.TrimSuffix(filepath.ToSlash(rel), ".git")
+			repos = append(repos, map[string]any{"full_name": name, "default_branch": "main", "clone_url": f.GitURL + name + ".git"})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
 	})

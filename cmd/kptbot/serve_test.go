@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/github/githubtest"
+)
+
+// serverConfig writes a token-mode server config for a fake GitHub.
+func serverConfig(t *testing.T, apiURL, listen string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, v := range map[string]string{"token": "ghp_server\n", "hook": "hook-secret\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fmt.Sprintf("listen: %q\nresyncInterval: 1h\ngithub:\n  baseURL: %s\n  tokenFile: token\n  webhookSecretFile: hook\n  repositories: [acme/site-a]\n", listen, apiURL)
+	path := filepath.Join(dir, "server.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReplayRendersADraft(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	repo := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-a", DefaultBranch: "main"}
+	kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: ns\npipeline:\n  mutators:\n    - image: set-namespace:v0.4.1\n      configMap:\n        namespace: team-a\n"
+	base := gh.Seed(repo, "main", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n")})
+	gh.Seed(repo, "edit", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"2\"\n")})
+	_ = base
+	// Open the PR through the API as a human would.
+	req, _ := http.NewRequest("POST", gh.URL+"/repos/acme/site-a/pulls", strings.NewReader(`{"title":"edit","head":"edit","base":"main","draft":true}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("opening the PR: %v %v", resp, err)
+	}
+	var pr struct {
+		Number int
+		Head   struct{ SHA string }
+	}
+	json.NewDecoder(resp.Body).Decode(&pr)
+	resp.Body.Close()
+	raw, err := os.ReadFile("../../testdata/webhooks/github/pull_request/opened.payload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["number"] = pr.Number
+	p := m["pull_request"].(map[string]any)
+	p["number"], p["draft"] = pr.Number, true
+	p["head"].(map[string]any)["ref"], p["head"].(map[string]any)["sha"] = "edit", pr.Head.SHA
+	p["head"].(map[string]any)["repo"].(map[string]any)["full_name"] = "acme/site-a"
+	p["base"].(map[string]any)["repo"].(map[string]any)["full_name"] = "acme/site-a"
+	r := m["repository"].(map[string]any)
+	r["full_name"], r["name"], r["clone_url"], r["default_branch"] = "acme/site-a", "site-a", gh.GitURL+"acme/site-a.git", "main"
+	r["owner"].(map[string]any)["login"] = "acme"
+	payload := filepath.Join(t.TempDir(), "opened.json")
+	b, _ := json.Marshal(m)
+	os.WriteFile(payload, b, 0o600)
+
+	cfg := serverConfig(t, gh.URL, ":0")
+	out, stderr, code := kptbot(t, "replay", "--config", cfg, "--forge", "github", "--event", "pull_request", payload, "--log-level", "error")
+	if code != 0 {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, `"name": "kptbot/ns"`) || !strings.Contains(out, `"conclusion": "success"`) {
+		t.Errorf("replay outcome = %s", out)
+	}
+	if c, ok := gh.Check(repo, pr.Head.SHA, "kptbot/ns"); !ok || c.Conclusion != "success" {
+		t.Errorf("check run on GitHub = %+v, %v", c, ok)
+	}
+	if strings.Contains(out+stderr, "ghp_server") {
+		t.Error("the token was printed")
+	}
+	_, stderr, code = kptbot(t, "replay", "--config", cfg, "--forge", "gitlab", "--event", "x", payload)
+	if code == 0 || !strings.Contains(stderr, "not configured") {
+		t.Errorf("replay on an unconfigured forge: exit %d, %s", code, stderr)
+	}
+}
+
+func TestServeHealthAndShutdown(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	gh.Seed(forge.Repo{FullName: "acme/site-a"}, "main", map[string][]byte{"README.md": []byte("x\n")})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := serverConfig(t, gh.URL, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		var o, e strings.Builder
+		done <- run(ctx, []string{"serve", "--config", cfg, "--log-level", "error"}, &o, &e)
+	}()
+	ready := false
+	for i := 0; i < 100 && !ready; i++ {
+		time.Sleep(50 * time.Millisecond)
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			ready = resp.StatusCode == http.StatusOK
+			resp.Body.Close()
+		}
+	}
+	if !ready {
+		t.Fatal("server never became ready")
+	}
+	resp, err := http.Post("http://"+addr+"/webhooks/github", "application/json", strings.NewReader(`{}`))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unsigned delivery: %v %v, want 401", resp.StatusCode, err)
+	}
+	resp, err = http.Get("http://" + addr + "/metrics")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("metrics: %v", err)
+	}
+	var body strings.Builder
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := resp.Body.Read(buf)
+		body.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(body.String(), `kptbot_webhook_deliveries_total{forge="github",result="rejected"} 1`) {
+		t.Errorf("metrics do not count the rejected delivery:\n%.2000s", body.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d after a signal-style shutdown", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}
