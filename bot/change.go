@@ -273,4 +273,3 @@ func (b *Bot) setDraft(ctx context.Context, rc *repoCtx, ch forge.Change, draft 
 	}
 	return err
 }
-
