@@ -49,24 +49,31 @@ func Diff(ctx context.Context, f Fetcher, dir string, opts DiffOptions) (string,
 	if err != nil {
 		return "", err
 	}
-	if kf.Upstream == nil || kf.Upstream.Git == nil || kf.UpstreamLock == nil || kf.UpstreamLock.Git == nil {
+	up, err := UpstreamOf(kf)
+	if err != nil {
+		return "", fmt.Errorf("diffing %s: %w", dir, err)
+	}
+	lock, err := LockOf(kf)
+	if err != nil {
+		return "", fmt.Errorf("diffing %s: %w", dir, err)
+	}
+	if up == nil || lock == nil {
 		return "", fmt.Errorf("diffing %s: the Kptfile has no upstream and upstreamLock: the package was not fetched with pkg get", dir)
 	}
 	local, err := ReadTree(dir)
 	if err != nil {
 		return "", err
 	}
-	lock := kf.UpstreamLock.Git
-	origin, err := fetchNormalized(ctx, f, kf, lock.Repo, lock.Directory, lock.Commit)
+	lrepo, ldir, lversion := lock.fetchArgs()
+	origin, err := fetchNormalized(ctx, f, kf, lrepo, ldir, lversion)
 	if err != nil {
-		return "", fmt.Errorf("fetching the locked upstream %s%s@%s: %w", lock.Repo, lock.Directory, lock.Commit, err)
+		return "", fmt.Errorf("fetching the locked upstream %s at %s: %w", lock.Origin, lock.Commit, err)
 	}
 	target := origin
 	if opts.Version != "" && opts.Type != DiffLocal {
-		g := kf.Upstream.Git
-		target, err = fetchNormalized(ctx, f, kf, g.Repo, g.Directory, opts.Version)
+		target, err = fetchNormalized(ctx, f, kf, up.Repo, up.Dir, opts.Version)
 		if err != nil {
-			return "", fmt.Errorf("fetching upstream %s%s@%s: %w", g.Repo, g.Directory, opts.Version, err)
+			return "", fmt.Errorf("fetching upstream %s: %w", Origin{Store: up.Store, Repo: up.Repo, Dir: up.Dir, Ref: opts.Version}, err)
 		}
 	}
 	tree := func(aPrefix, bPrefix string, a, b Tree) string {
@@ -114,7 +121,7 @@ func fetchNormalized(ctx context.Context, f Fetcher, localKf *kptfilev1.KptFile,
 			return nil, err
 		}
 		ukf.Name = localKf.Name
-		ukf.Upstream, ukf.UpstreamLock = localKf.Upstream, localKf.UpstreamLock
+		copyUpstream(ukf, localKf)
 		if err := WriteKptfile(tmp, ukf); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
@@ -46,8 +47,20 @@ type FetchedPackage struct {
 	// Repo and Dir name the upstream.
 	Repo string `json:"repo"`
 	Dir  string `json:"dir"`
-	// Resolved is the ref and commit the version resolved to.
+	// Resolved is the ref and commit the version resolved to (for OCI
+	// and HTTP upstreams, the tag or version and the content's digest).
 	Resolved fetch.Resolved `json:"resolved"`
+	// Store is git, oci or http.
+	Store string `json:"store"`
+}
+
+// Source names the upstream package as a user would write it
+// (REPO/PKG for git, oci://REGISTRY/REPO//PKG, ARCHIVE_URL//PKG).
+func (p FetchedPackage) Source() string {
+	if p.Store == locator.Git || p.Store == "" {
+		return p.Repo + p.Dir
+	}
+	return locator.ResourceID(p.Repo, p.Dir)
 }
 
 // Get creates a new package at dest from an upstream, as `kpt pkg get`:
@@ -80,11 +93,11 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 	defer os.RemoveAll(stage)
 
 	kf := kptfileutil.DefaultKptfile(filepath.Base(dest))
-	kf.Upstream = &kptfilev1.Upstream{
-		Type:           kptfilev1.GitOrigin,
-		Git:            &kptfilev1.Git{Repo: opts.Repo, Directory: opts.Dir, Ref: opts.Version},
-		UpdateStrategy: opts.Strategy,
+	up := Origin{Store: locator.Store(opts.Repo), Repo: opts.Repo, Dir: opts.Dir, Ref: opts.Version}
+	if up.Store == locator.OCI && up.Ref == "" {
+		up.Ref = locator.Latest // recorded, so updates follow the highest tag
 	}
+	setUpstream(kf, up, opts.Strategy)
 	if err := WriteKptfile(stage, kf); err != nil {
 		return nil, err
 	}
@@ -129,8 +142,12 @@ func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) 
 		if err != nil {
 			return err
 		}
-		if kf.Upstream != nil && kf.Upstream.Git != nil && kf.UpstreamLock == nil {
-			fp, err := fetchInto(ctx, f, dir, kf)
+		up, err := UpstreamOf(kf)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+		}
+		if up != nil && kf.UpstreamLock == nil {
+			fp, err := fetchInto(ctx, f, dir, *up)
 			if err != nil {
 				if rel == "." {
 					return err
@@ -151,13 +168,17 @@ func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) 
 	return nil
 }
 
-// fetchInto copies the upstream of kf into dir, merging the upstream's
+// fetchInto copies the upstream up into dir, merging the upstream's
 // Kptfile into the local one and recording the lock.
-func fetchInto(ctx context.Context, f Fetcher, dir string, kf *kptfilev1.KptFile) (FetchedPackage, error) {
-	g := kf.Upstream.Git
-	files, resolved, err := f.Fetch(ctx, g.Repo, g.Directory, g.Ref)
+func fetchInto(ctx context.Context, f Fetcher, dir string, up Origin) (FetchedPackage, error) {
+	files, resolved, err := f.Fetch(ctx, up.Repo, up.Dir, up.Ref)
 	if err != nil {
 		return FetchedPackage{}, err
+	}
+	if up.Store != locator.Git {
+		if _, ok := files[KptfileName]; !ok {
+			return FetchedPackage{}, fmt.Errorf("upstream %s: %w: no Kptfile at the package root", up, fetch.ErrNotPackage)
+		}
 	}
 	src, err := os.MkdirTemp("", "kptbot-upstream-")
 	if err != nil {
@@ -169,7 +190,7 @@ func fetchInto(ctx context.Context, f Fetcher, dir string, kf *kptfilev1.KptFile
 	}
 	if _, ok := files[KptfileName]; ok {
 		if _, err := ReadKptfile(src); err != nil {
-			return FetchedPackage{}, fmt.Errorf("upstream %s%s@%s: %w", g.Repo, g.Directory, g.Ref, err)
+			return FetchedPackage{}, fmt.Errorf("upstream %s: %w", up, err)
 		}
 	}
 	for name, b := range files {
@@ -191,23 +212,14 @@ func fetchInto(ctx context.Context, f Fetcher, dir string, kf *kptfilev1.KptFile
 	if err != nil {
 		return FetchedPackage{}, err
 	}
-	local.UpstreamLock = lockFor(g, resolved)
+	// The upstream's Kptfile annotations were merged in; its own generic
+	// upstream (if it was fetched from OCI itself) must not leak into ours.
+	setUpstream(local, up, local.Upstream.UpdateStrategy)
+	setLock(local, lockFrom(up, resolved))
 	if err := WriteKptfile(dir, local); err != nil {
 		return FetchedPackage{}, err
 	}
-	return FetchedPackage{Repo: g.Repo, Dir: g.Directory, Resolved: resolved}, nil
-}
-
-func lockFor(g *kptfilev1.Git, r fetch.Resolved) *kptfilev1.UpstreamLock {
-	return &kptfilev1.UpstreamLock{
-		Type: kptfilev1.GitOrigin,
-		Git: &kptfilev1.GitLock{
-			Repo:      g.Repo,
-			Directory: g.Directory,
-			Ref:       r.Ref,
-			Commit:    r.Commit,
-		},
-	}
+	return FetchedPackage{Repo: up.Repo, Dir: up.Dir, Resolved: resolved, Store: up.Store}, nil
 }
 
 // directSubpackages lists the directories directly below dir (at any depth,

@@ -76,6 +76,12 @@ func validateKptfile(kf *kptfilev1.KptFile) error {
 	if kf.Upstream != nil && kf.Upstream.Type == kptfilev1.GitOrigin && kf.Upstream.Git == nil {
 		return fmt.Errorf("upstream.git: must be set when upstream.type is git")
 	}
+	if _, err := UpstreamOf(kf); err != nil {
+		return err
+	}
+	if _, err := LockOf(kf); err != nil {
+		return err
+	}
 	return nil
 }
 

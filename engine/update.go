@@ -44,8 +44,12 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	if err != nil {
 		return nil, err
 	}
-	if kf.Upstream == nil || kf.Upstream.Git == nil {
-		return nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git): nothing to update from", dir)
+	up, err := UpstreamOf(kf)
+	if err != nil {
+		return nil, fmt.Errorf("updating %s: %s: %w", dir, KptfileName, err)
+	}
+	if up == nil {
+		return nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git, or a generic OCI/HTTP upstream): nothing to update from", dir)
 	}
 	if opts.Strategy != "" {
 		if err := checkStrategy(opts.Strategy); err != nil {
@@ -67,16 +71,18 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	}
 
 	u := &updater{fetcher: f, work: work, res: &UpdateResult{}}
-	originalRef := kf.Upstream.Git.Ref
+	originalRef := up.Ref
 	if opts.Version != "" {
-		kf.Upstream.Git.Ref = opts.Version
+		up.Ref = opts.Version
 	}
+	strategy := kf.Upstream.UpdateStrategy
 	if opts.Strategy != "" {
-		kf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
+		strategy = kptfilev1.UpdateStrategyType(opts.Strategy)
 	}
-	if kf.Upstream.UpdateStrategy == "" {
-		kf.Upstream.UpdateStrategy = kptfilev1.ResourceMerge
+	if strategy == "" {
+		strategy = kptfilev1.ResourceMerge
 	}
+	setUpstream(kf, *up, strategy)
 	if err := WriteKptfile(local, kf); err != nil {
 		return nil, err
 	}
@@ -181,10 +187,13 @@ func (u *updater) updateTree(ctx context.Context, local, dir string, kf *kptfile
 			if err != nil {
 				return err
 			}
-			if skf.Upstream == nil || skf.Upstream.Git == nil {
+			if skf.Upstream == nil || (skf.Upstream.Git == nil && skf.Upstream.Type != GenericOrigin) {
 				continue
 			}
-			if skf.Upstream.Git.Repo == kf.Upstream.Git.Repo && skf.Upstream.Git.Ref == originalRef &&
+			// Subpackages cloned from the same git upstream at the same ref
+			// move with the root, as kpt moves them.
+			if skf.Upstream.Git != nil && kf.Upstream.Git != nil &&
+				skf.Upstream.Git.Repo == kf.Upstream.Git.Repo && skf.Upstream.Git.Ref == originalRef &&
 				strings.HasPrefix(path.Clean(skf.Upstream.Git.Directory), path.Clean(kf.Upstream.Git.Directory)) {
 				if opts.Version != "" {
 					skf.Upstream.Git.Ref = opts.Version
@@ -242,10 +251,17 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	if err != nil {
 		return err
 	}
-	g := kf.Upstream.Git
-	updFiles, resolved, err := u.fetcher.Fetch(ctx, g.Repo, g.Directory, g.Ref)
+	up, err := UpstreamOf(kf)
 	if err != nil {
-		return fmt.Errorf("fetching upstream %s%s@%s: %w", g.Repo, g.Directory, g.Ref, err)
+		return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+	}
+	lock, err := LockOf(kf)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+	}
+	updFiles, resolved, err := u.fetcher.Fetch(ctx, up.Repo, up.Dir, up.Ref)
+	if err != nil {
+		return fmt.Errorf("fetching upstream %s: %w", up, err)
 	}
 	updatedDir, err := u.tempDir("updated")
 	if err != nil {
@@ -258,10 +274,11 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	if err != nil {
 		return err
 	}
-	if lock := kf.UpstreamLock; lock != nil && lock.Git != nil {
-		orgFiles, _, err := u.fetcher.Fetch(ctx, lock.Git.Repo, lock.Git.Directory, lock.Git.Commit)
+	if lock != nil {
+		repo, dir, version := lock.fetchArgs()
+		orgFiles, _, err := u.fetcher.Fetch(ctx, repo, dir, version)
 		if err != nil {
-			return fmt.Errorf("fetching origin %s%s@%s (upstreamLock): %w", lock.Git.Repo, lock.Git.Directory, lock.Git.Commit, err)
+			return fmt.Errorf("fetching origin %s at %s (upstreamLock): %w", lock.Origin, lock.Commit, err)
 		}
 		if err := Tree(orgFiles).Write(originDir); err != nil {
 			return err
@@ -312,12 +329,12 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		merged.Pipeline = pipe
 		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, pc)...)
 	}
-	merged.Upstream = kf.Upstream
-	merged.UpstreamLock = lockFor(g, resolved)
+	setUpstream(merged, *up, kf.Upstream.UpdateStrategy)
+	setLock(merged, lockFrom(*up, resolved))
 	if err := WriteKptfile(pkgDir, merged); err != nil {
 		return err
 	}
-	u.res.Packages = append(u.res.Packages, FetchedPackage{Path: rel, Repo: g.Repo, Dir: g.Directory, Resolved: resolved})
+	u.res.Packages = append(u.res.Packages, FetchedPackage{Path: rel, Repo: up.Repo, Dir: up.Dir, Resolved: resolved, Store: up.Store})
 	return nil
 }
 

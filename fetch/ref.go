@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/kptbot/kptbot/fetch/locator"
 )
 
 // Ref is a parsed package reference REPO_URI[.git]/PKG_PATH[@VERSION].
@@ -24,9 +26,14 @@ type Ref struct {
 // followed by "@VERSION". Local paths and file:// URLs need no ".git": the
 // repository is the longest existing prefix that is a git repository
 // (found with isRepo, which may be nil for pure parsing of ".git" forms).
+// OCI (oci://...) and HTTP-archive (https://....tar.gz) references are
+// parsed by package locator, in their own syntax.
 func ParseRef(arg string, isRepo func(string) bool) (Ref, error) {
 	if strings.TrimSpace(arg) == "" {
 		return Ref{}, fmt.Errorf("package reference is empty: expected REPO_URI[.git]/PKG_PATH[@VERSION]")
+	}
+	if ref, ok, err := locator.Parse(arg); ok {
+		return Ref(ref), err
 	}
 	// The version follows the first "@" after the repository part: after
 	// ".git" when present, else after the URL's host (which may hold user

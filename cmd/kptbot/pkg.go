@@ -8,6 +8,7 @@ import (
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/spf13/cobra"
 )
@@ -15,15 +16,26 @@ import (
 func newPkgGetCmd() *cobra.Command {
 	var strategy string
 	var forDeployment bool
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "get REPO_URI[.git]/PKG_PATH[@VERSION] [LOCAL_DEST_DIRECTORY]",
-		Short: "Fetch a package from a git repository (like kpt pkg get)",
-		Long: `Fetch a package from a git repository into a new local directory.
+		Short: "Fetch a package from a git repository, an OCI registry or an HTTP archive (like kpt pkg get)",
+		Long: `Fetch a package into a new local directory.
 
 REPO_URI is a git URL (https://, file://) or a local path. ".git" marks the end
 of the repository; local paths and file:// URLs may omit it. VERSION resolves
 the tag <PKG_PATH>/<VERSION> first, then a branch, tag or commit named VERSION;
-without it, the default branch is used.`,
+without it, the default branch is used.
+
+Beyond git:
+  oci://REGISTRY/REPO[//PKG_PATH][:TAG|@sha256:DIGEST]
+      a package published in Porch's OCI layout (see pkg push); no tag means
+      the highest version tag (v<N>, then semver), and updates follow it.
+  https://HOST/PATH.tar.gz|.tgz|.zip[//PKG_PATH][@VERSION][#sha256=HEX]
+      a release archive; #sha256= must match; a {version} placeholder in the
+      URL is filled from @VERSION.
+The Kptfile records a generic upstream and a lock holding the manifest digest
+or the archive's sha256, so the same bytes are fetched again on update.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := fetch.ParseRef(args[0], fetch.IsLocalRepo)
@@ -34,9 +46,13 @@ without it, the default branch is used.`,
 			if err != nil {
 				return err
 			}
+			src, err := sf.client()
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Package %q:\n", filepath.Base(dest))
-			res, err := engine.Get(cmd.Context(), fetch.NewClient(), dest, engine.GetOptions{
+			res, err := engine.Get(cmd.Context(), src, dest, engine.GetOptions{
 				Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version,
 				Strategy:      kptfilev1.UpdateStrategyType(strategy),
 				ForDeployment: forDeployment,
@@ -45,7 +61,7 @@ without it, the default branch is used.`,
 				return err
 			}
 			for _, p := range res.Packages {
-				fmt.Fprintf(out, "Fetched %s%s at %s (%s)\n", p.Repo, p.Dir, p.Resolved.Ref, p.Resolved.Commit)
+				fmt.Fprintf(out, "Fetched %s\n", describe(p))
 			}
 			fmt.Fprintf(out, "\nFetched %d package(s).\n", len(res.Packages))
 			if forDeployment {
@@ -57,6 +73,7 @@ without it, the default branch is used.`,
 	cmd.Flags().StringVar(&strategy, "strategy", string(kptfilev1.ResourceMerge),
 		"update strategy recorded in the Kptfile: resource-merge, fast-forward, force-delete-replace or copy-merge")
 	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "customize the package for deployment (generates package-context.yaml)")
+	sf.register(cmd)
 	return cmd
 }
 
@@ -82,7 +99,10 @@ func getDestination(args []string, ref fetch.Ref) (string, error) {
 		return "", fmt.Errorf("destination %s exists and is not a directory", dest)
 	}
 	base := filepath.Base(ref.Dir)
-	if ref.Dir == "/" {
+	switch {
+	case locator.Store(ref.Repo) != locator.Git:
+		base = locator.DefaultName(locator.Ref(ref))
+	case ref.Dir == "/":
 		base = filepath.Base(strings.TrimSuffix(strings.TrimSuffix(ref.Repo, "/"), ".git"))
 	}
 	return filepath.Join(dest, base), nil
@@ -106,6 +126,7 @@ func splitPkgArg(args []string) (dir, version string) {
 func newPkgUpdateCmd() *cobra.Command {
 	var strategy, output string
 	var allowDirty bool
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "update [PKG_PATH][@VERSION]",
 		Short: "Merge upstream changes into a local package (like kpt pkg update)",
@@ -113,6 +134,11 @@ func newPkgUpdateCmd() *cobra.Command {
 (origin = the upstreamLock commit, updated = VERSION or the Kptfile's upstream
 ref, local = the package). Pipeline functions merge by name, and every field
 where both sides changed and upstream won is reported as a conflict.
+
+For an OCI upstream VERSION is a tag or an @sha256: digest (without it, the
+Kptfile's: "latest" follows the highest version tag); for an archive URL with a
+{version} placeholder it fills the placeholder. Origin is fetched by the locked
+digest and checked byte for byte.
 
 Like kpt, the package must be in a git repository with no uncommitted changes,
 so the update can be reviewed and reverted with git.`,
@@ -127,7 +153,11 @@ so the update can be reviewed and reverted with git.`,
 					return err
 				}
 			}
-			res, err := engine.Update(cmd.Context(), fetch.NewClient(), dir, engine.UpdateOptions{Version: version, Strategy: strategy})
+			src, err := sf.client()
+			if err != nil {
+				return err
+			}
+			res, err := engine.Update(cmd.Context(), src, dir, engine.UpdateOptions{Version: version, Strategy: strategy})
 			if err != nil {
 				return err
 			}
@@ -139,7 +169,7 @@ so the update can be reviewed and reverted with git.`,
 				return writeJSONTo(out, res)
 			}
 			for _, p := range res.Packages {
-				fmt.Fprintf(out, "Updated package %q from %s%s to %s (%s)\n", p.Path, p.Repo, p.Dir, p.Resolved.Ref, p.Resolved.Commit)
+				fmt.Fprintf(out, "Updated package %q from %s\n", p.Path, describe(p))
 			}
 			for _, f := range res.Added {
 				fmt.Fprintf(out, "  added    %s\n", f)
@@ -163,5 +193,6 @@ so the update can be reviewed and reverted with git.`,
 	cmd.Flags().StringVar(&strategy, "strategy", "", "update strategy: resource-merge (default), fast-forward, force-delete-replace or copy-merge")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (conflicts for a PR)")
 	cmd.Flags().BoolVar(&allowDirty, "allow-dirty", false, "update even if the package has uncommitted changes or is not in a git repository")
+	sf.register(cmd)
 	return cmd
 }

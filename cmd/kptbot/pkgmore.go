@@ -7,6 +7,7 @@ import (
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/spf13/cobra"
 )
@@ -40,6 +41,7 @@ func newPkgInitCmd() *cobra.Command {
 
 func newPkgDiffCmd() *cobra.Command {
 	var opts engine.DiffOptions
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "diff [PKG_PATH][@VERSION]",
 		Short: "Show changes between a local package and its upstream (like kpt pkg diff)",
@@ -55,7 +57,11 @@ diff printed by kptbot itself (no diff tool needed).
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, version := splitPkgArg(args)
 			opts.Version = version
-			out, err := engine.Diff(cmd.Context(), fetch.NewClient(), dir, opts)
+			src, err := sf.client()
+			if err != nil {
+				return err
+			}
+			out, err := engine.Diff(cmd.Context(), src, dir, opts)
 			if err != nil {
 				return err
 			}
@@ -65,12 +71,14 @@ diff printed by kptbot itself (no diff tool needed).
 	}
 	cmd.Flags().StringVar(&opts.Type, "diff-type", engine.DiffLocal, "local, remote, combined or 3way")
 	cmd.Flags().IntVarP(&opts.Context, "unified", "U", 3, "lines of context")
+	sf.register(cmd)
 	return cmd
 }
 
 func newPkgListCmd() *cobra.Command {
 	var repoURL, branch string
 	var checkUpstream bool
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "list --repo URL",
 		Short: "List a repository's packages: latest revision, open drafts and proposals, upstream",
@@ -79,11 +87,18 @@ func newPkgListCmd() *cobra.Command {
 package with its latest published revision, open drafts and proposals, and the
 upstream its latest revision was cloned from, and whether that upstream has a
 newer revision. Commits whose kpt trailer cannot be read, and upstreams that
-cannot be read, are reported as warnings.`,
+cannot be read, are reported as warnings.
+
+With --repo oci://REGISTRY/REPO, list the packages published below it (image
+repositories REPO/PKG, found through the registry's catalog) with each tag's
+revision, lifecycle and digest; "(latest)" marks the tag "latest" resolves to.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repoURL == "" {
-				return fmt.Errorf("--repo is required: a git URL or local path")
+				return fmt.Errorf("--repo is required: a git URL, local path or oci://REGISTRY/REPO")
+			}
+			if locator.Store(repoURL) == locator.OCI {
+				return listOCI(cmd, &sf, repoURL)
 			}
 			repo, err := fetch.Open(cmd.Context(), repoURL)
 			if err != nil {
@@ -114,9 +129,10 @@ cannot be read, are reported as warnings.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&repoURL, "repo", "", "the repository (git URL or local path)")
+	cmd.Flags().StringVar(&repoURL, "repo", "", "the repository (git URL, local path or oci://REGISTRY/REPO)")
 	cmd.Flags().StringVar(&branch, "branch", "main", "the registered branch")
 	cmd.Flags().BoolVar(&checkUpstream, "check-upstream", true, "read each upstream to report newer revisions")
+	sf.register(cmd)
 	return cmd
 }
 
