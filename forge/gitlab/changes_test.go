@@ -9,15 +9,16 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
 )
 
 // mrFixture is a project with branch kptbot/x one commit ahead of main and
 // a merge request from it.
-func mrFixture(t *testing.T, spec forge.ChangeSpec) (*fakeGitLab, *Client, forge.Repo, forge.Change) {
+func mrFixture(t *testing.T, spec forge.ChangeSpec) (*gitlabtest.Server, *Client, forge.Repo, forge.Change) {
 	t.Helper()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/site-a"}
-	base := f.seed(repo.FullName, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+	base := f.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
 	if _, err := c.PushFiles(context.Background(), repo, "kptbot/x", "", base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -29,17 +30,11 @@ func mrFixture(t *testing.T, spec forge.ChangeSpec) (*fakeGitLab, *Client, forge
 	return f, c, repo, ch
 }
 
-func (f *fakeGitLab) title(path string, iid int) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.projects[path].mrs[int64(iid)].title
-}
-
 func TestDraftTitlePrefixBothWays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "Update basens to v2", Draft: true, Labels: []string{"kptbot", "basens"}})
-	if got := f.title(repo.FullName, ch.Number); got != "Draft: Update basens to v2" {
+	if got := f.MergeRequest(repo, ch.Number).Title; got != "Draft: Update basens to v2" {
 		t.Errorf("GitLab title = %q, want the Draft: prefix", got)
 	}
 	if !ch.Draft || ch.Title != "Update basens to v2" || len(ch.Labels) != 2 {
@@ -47,23 +42,23 @@ func TestDraftTitlePrefixBothWays(t *testing.T) {
 	}
 	title := "Update basens to v3"
 	got, err := c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Title: &title})
-	if err != nil || !got.Draft || f.title(repo.FullName, ch.Number) != "Draft: Update basens to v3" {
-		t.Errorf("retitling a draft: %+v, %v, GitLab title %q; want it to stay a draft", got, err, f.title(repo.FullName, ch.Number))
+	if err != nil || !got.Draft || f.MergeRequest(repo, ch.Number).Title != "Draft: Update basens to v3" {
+		t.Errorf("retitling a draft: %+v, %v, GitLab title %q; want it to stay a draft", got, err, f.MergeRequest(repo, ch.Number).Title)
 	}
 	ready := false
 	got, err = c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Draft: &ready, Labels: []string{}})
-	if err != nil || got.Draft || got.Title != title || len(got.Labels) != 0 || f.title(repo.FullName, ch.Number) != title {
-		t.Errorf("ready for review: %+v, %v, GitLab title %q; want no prefix and no labels", got, err, f.title(repo.FullName, ch.Number))
+	if err != nil || got.Draft || got.Title != title || len(got.Labels) != 0 || f.MergeRequest(repo, ch.Number).Title != title {
+		t.Errorf("ready for review: %+v, %v, GitLab title %q; want no prefix and no labels", got, err, f.MergeRequest(repo, ch.Number).Title)
 	}
 	draft := true
-	if got, err = c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Draft: &draft}); err != nil || !got.Draft || f.title(repo.FullName, ch.Number) != "Draft: "+title {
-		t.Errorf("back to draft: %+v, %v, GitLab title %q", got, err, f.title(repo.FullName, ch.Number))
+	if got, err = c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Draft: &draft}); err != nil || !got.Draft || f.MergeRequest(repo, ch.Number).Title != "Draft: "+title {
+		t.Errorf("back to draft: %+v, %v, GitLab title %q", got, err, f.MergeRequest(repo, ch.Number).Title)
 	}
-	n := len(f.requestLog())
+	n := len(f.Requests())
 	if _, err := c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Draft: &draft}); err != nil {
 		t.Fatal(err)
 	}
-	if log := f.requestLog()[n:]; len(log) != 1 || !strings.HasPrefix(log[0], "GET ") {
+	if log := f.Requests()[n:]; len(log) != 1 || !strings.HasPrefix(log[0], "GET ") {
 		t.Errorf("a no-op update sent %v, want only the read", log)
 	}
 }
@@ -102,15 +97,11 @@ func TestMergeRefusals(t *testing.T) {
 	if _, err := c.Merge(ctx, repo, ch.Number, moved, "rebase"); !errors.Is(err, forge.ErrNotSupported) {
 		t.Errorf("merge method rebase: %v, want ErrNotSupported", err)
 	}
-	f.mu.Lock()
-	f.projects[repo.FullName].mrs[int64(ch.Number)].blocked = true
-	f.mu.Unlock()
+	f.SetMergeBlocked(repo, ch.Number, true)
 	if _, err := c.Merge(ctx, repo, ch.Number, moved, "merge"); !errors.Is(err, forge.ErrNotMergeable) || !strings.Contains(err.Error(), "Branch cannot be merged") {
 		t.Errorf("merging with conflicts: %v, want ErrNotMergeable with GitLab's message", err)
 	}
-	f.mu.Lock()
-	f.projects[repo.FullName].mrs[int64(ch.Number)].blocked = false
-	f.mu.Unlock()
+	f.SetMergeBlocked(repo, ch.Number, false)
 	sha, err := c.Merge(ctx, repo, ch.Number, moved, "")
 	if err != nil {
 		t.Fatal(err)
@@ -131,21 +122,21 @@ func TestListReviews(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
-			f.approvedAt = approvedAt
+			f.SetApprovedAt(approvedAt)
 			// Free tier: nothing required, so approvals_left is 0 and
 			// approved is true with nobody having approved.
 			if rs, err := c.ListReviews(ctx, repo, ch.Number); err != nil || len(rs) != 0 {
 				t.Errorf("ListReviews with approvals_left 0 and no approvers = %+v, %v; want none", rs, err)
 			}
 			v1 := ch.HeadSHA
-			f.approve(repo.FullName, ch.Number, "alice", v1)
+			f.ApproveAt(repo, ch.Number, "alice", v1)
 			v2, err := c.PushFiles(ctx, repo, "kptbot/x", v1, v1, map[string][]byte{"c.yaml": []byte("c\n")}, "after alice")
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.approve(repo.FullName, ch.Number, "bob", "")
-			f.approve(repo.FullName, ch.Number, "carol", "")
-			f.unapprove(repo.FullName, ch.Number, "carol")
+			f.Approve(repo, ch.Number, "bob")
+			f.Approve(repo, ch.Number, "carol")
+			f.Unapprove(repo, ch.Number, "carol")
 			rs, err := c.ListReviews(ctx, repo, ch.Number)
 			if err != nil {
 				t.Fatal(err)
@@ -168,13 +159,13 @@ func TestListReviews(t *testing.T) {
 func TestListReviewsNeverTrustsApprovalsLeft(t *testing.T) {
 	t.Parallel()
 	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
-	f.intercept = func(w http.ResponseWriter, r *http.Request) bool {
+	f.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 		if !strings.HasSuffix(r.URL.Path, "/approvals") {
 			return false
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"iid": ch.Number, "approved": true, "approvals_required": 0, "approvals_left": 0, "approved_by": []any{}})
 		return true
-	}
+	})
 	if rs, err := c.ListReviews(context.Background(), repo, ch.Number); err != nil || len(rs) != 0 {
 		t.Errorf("ListReviews = %+v, %v; want no reviews", rs, err)
 	}
@@ -183,7 +174,7 @@ func TestListReviewsNeverTrustsApprovalsLeft(t *testing.T) {
 func TestChangesByHeadSkipForks(t *testing.T) {
 	t.Parallel()
 	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
-	f.intercept = func(w http.ResponseWriter, r *http.Request) bool {
+	f.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path != "/api/v4/projects/acme/site-a/merge_requests" || r.Method != http.MethodGet {
 			return false
 		}
@@ -193,7 +184,7 @@ func TestChangesByHeadSkipForks(t *testing.T) {
 		}
 		writeJSON(w, http.StatusOK, []any{mr(1, 1), mr(2, 99)})
 		return true
-	}
+	})
 	got, err := c.ListChangesByHead(context.Background(), repo, "kptbot/x")
 	if err != nil || len(got) != 1 || got[0].Number != 1 || got[0].FromFork {
 		t.Errorf("ListChangesByHead = %+v, %v; want only !1 (!2 comes from a fork)", got, err)

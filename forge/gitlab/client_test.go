@@ -33,18 +33,12 @@ func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func (f *fakeGitLab) requestLog() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.requests...)
-}
-
 func TestSubgroupProjectPaths(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/infra/edge.sites"}
-	base := f.seed(repo.FullName, "main", map[string][]byte{"sites/a/Kptfile": []byte("k\n")})
+	base := f.Seed(repo, "main", map[string][]byte{"sites/a/Kptfile": []byte("k\n")})
 	if got, err := c.ReadFile(ctx, repo, "main", "sites/a/Kptfile"); err != nil || string(got) != "k\n" {
 		t.Fatalf("ReadFile = %q, %v", got, err)
 	}
@@ -64,15 +58,15 @@ func TestSubgroupProjectPaths(t *testing.T) {
 	}
 	repos, err := c.ListRepos(ctx)
 	if err != nil || len(repos) != 1 || repos[0].FullName != repo.FullName || repos[0].DefaultBranch != "main" ||
-		!strings.HasPrefix(repos[0].CloneURL, f.gitURL) || repos[0].Forge != forge.GitLab {
+		repos[0].CloneURL != f.CloneURL(repo) || repos[0].Forge != forge.GitLab {
 		t.Errorf("ListRepos = %+v, %v; want the subgroup project with its API clone URL", repos, err)
 	}
 	for _, want := range []string{
 		"GET /projects/acme%2Finfra%2Fedge%2Esites/repository/files/sites%2Fa%2FKptfile/raw",
 		"PUT /projects/acme%2Finfra%2Fedge%2Esites/merge_requests/1/merge",
 	} {
-		if !hasRequest(f.requestLog(), want) {
-			t.Errorf("no request %s in %v", want, f.requestLog())
+		if !hasRequest(f.Requests(), want) {
+			t.Errorf("no request %s in %v", want, f.Requests())
 		}
 	}
 }
@@ -93,9 +87,9 @@ func TestPaginationAcrossPages(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f, c := newFakeGitLab(t, "/api/v4")
-			f.maxPerPage, f.noLink = 2, noLink
+			f.SetPaging(2, !noLink)
 			repo := forge.Repo{FullName: "acme/site-a"}
-			sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+			sha := f.Seed(repo, "main", map[string][]byte{"a": []byte("a")})
 			for i := 1; i <= 5; i++ {
 				if err := c.CreateTag(ctx, repo, fmt.Sprintf("pkg/v%d", i), sha, "v"); err != nil {
 					t.Fatal(err)
@@ -106,7 +100,7 @@ func TestPaginationAcrossPages(t *testing.T) {
 				t.Fatalf("ListTags = %v, %v; want 5 tags over 3 pages", tags, err)
 			}
 			pages := 0
-			for _, r := range f.requestLog() {
+			for _, r := range f.Requests() {
 				if strings.HasPrefix(r, "GET /projects/acme%2Fsite-a/repository/tags") {
 					pages++
 				}
@@ -123,7 +117,7 @@ func TestListTreeMissingDirectoryIsEmpty(t *testing.T) {
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/site-a"}
-	f.seed(repo.FullName, "main", map[string][]byte{"a/b": []byte("x")})
+	f.Seed(repo, "main", map[string][]byte{"a/b": []byte("x")})
 	// The fake answers a missing path with 404, as older GitLab does.
 	if got, err := c.ListTree(ctx, repo, "main", "nothing"); err != nil || len(got) != 0 {
 		t.Errorf("ListTree(missing dir) = %v, %v; want empty, no error", got, err)
@@ -155,7 +149,7 @@ func TestErrorsMapToSentinels(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
-	f.seed("acme/site-a", "main", map[string][]byte{"a": []byte("a")})
+	f.Seed(forge.Repo{FullName: "acme/site-a"}, "main", map[string][]byte{"a": []byte("a")})
 	if _, err := c.ListBranches(ctx, forge.Repo{FullName: "acme/missing"}); !errors.Is(err, forge.ErrNotFound) {
 		t.Errorf("missing project: %v, want ErrNotFound", err)
 	}
@@ -178,10 +172,13 @@ func TestRateLimits(t *testing.T) {
 	clock := &testClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	f, c := newFakeGitLab(t, "/api/v4", WithClock(clock), WithLimits(ratelimit.Limits{PerMinute: 100}))
 	repo := forge.Repo{FullName: "acme/site-a"}
-	sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	sha := f.Seed(repo, "main", map[string][]byte{"a": []byte("a")})
 	reset := time.Date(2026, 11, 1, 12, 5, 0, 0, time.UTC)
+	var mu sync.Mutex
 	var limited []string // paths to answer 429 once each
-	f.intercept = func(w http.ResponseWriter, r *http.Request) bool {
+	f.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
 		for i, p := range limited {
 			if strings.HasSuffix(r.URL.Path, p) {
 				limited = append(limited[:i], limited[i+1:]...)
@@ -190,16 +187,16 @@ func TestRateLimits(t *testing.T) {
 				} else {
 					w.Header().Set("Retry-After", "30")
 				}
-				message(w, http.StatusTooManyRequests, "Retry later")
+				writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "Retry later"})
 				return true
 			}
 		}
 		return false
-	}
+	})
 	set := func(paths ...string) {
-		f.mu.Lock()
+		mu.Lock()
 		limited = paths
-		f.mu.Unlock()
+		mu.Unlock()
 	}
 
 	set("/repository/tags")

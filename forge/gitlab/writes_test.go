@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
 )
 
 func TestReactIsIdempotent(t *testing.T) {
@@ -27,12 +28,12 @@ func TestReactIsIdempotent(t *testing.T) {
 	if err := c.React(ctx, repo, ch.Number, cm.ID, "hooray"); err != nil {
 		t.Errorf("React(hooray): %v", err)
 	}
-	f.mu.Lock()
 	var names []string
-	for _, a := range f.projects[repo.FullName].mrs[int64(ch.Number)].notes[0].awards {
-		names = append(names, a.name)
+	for _, n := range f.MergeRequest(repo, ch.Number).Notes {
+		if n.ID == cm.ID {
+			names = n.Awards
+		}
 	}
-	f.mu.Unlock()
 	if strings.Join(names, ",") != "thumbsup,tada" {
 		t.Errorf("awards = %v, want thumbsup once and tada", names)
 	}
@@ -52,14 +53,14 @@ func TestCommentsSkipSystemNotesAndQuickActions(t *testing.T) {
 		t.Errorf("merge request description = %q, want the /close line escaped", ch.Body)
 	}
 	body := "upstream says:\n/close"
-	n := len(f.requestLog())
+	n := len(f.Requests())
 	if _, err := c.UpdateChange(ctx, repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
 		t.Fatal(err)
 	}
-	if log := f.requestLog()[n:]; len(log) != 1 {
+	if log := f.Requests()[n:]; len(log) != 1 {
 		t.Errorf("updating to the same (escaped) description sent %v, want only the read", log)
 	}
-	f.approve(repo.FullName, ch.Number, "alice", "")
+	f.Approve(repo, ch.Number, "alice")
 	if _, err := c.Comment(ctx, repo, ch.Number, "Rendered.\n/merge\n```\n/kept in code\n```"); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestCommentsSkipSystemNotesAndQuickActions(t *testing.T) {
 	if want := "Rendered.\n\\/merge\n```\n/kept in code\n```"; list[0].Body != want {
 		t.Errorf("posted body = %q, want %q (no quick action outside code)", list[0].Body, want)
 	}
-	if list[0].Author.Login != f.bot.username || !list[0].Author.Bot {
+	if list[0].Author.Login != gitlabtest.BotUsername || !list[0].Author.Bot {
 		t.Errorf("author = %+v, want the bot user", list[0].Author)
 	}
 }
@@ -96,7 +97,7 @@ func TestReportCheckStates(t *testing.T) {
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/site-a"}
-	sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	sha := f.Seed(repo, "main", map[string][]byte{"a": []byte("a")})
 	for _, tc := range []struct {
 		rep  forge.CheckReport
 		want string
@@ -112,15 +113,13 @@ func TestReportCheckStates(t *testing.T) {
 		if err := c.ReportCheck(ctx, repo, tc.rep); err != nil {
 			t.Fatalf("ReportCheck(%s %s): %v", tc.rep.Status, tc.rep.Conclusion, err)
 		}
-		f.mu.Lock()
-		got := f.projects[repo.FullName].statuses[sha+"\x00kptbot/render"]
-		f.mu.Unlock()
-		if got != tc.want {
+		st, _ := f.Status(repo, sha, "kptbot/render")
+		if got := st.State; got != tc.want {
 			t.Errorf("ReportCheck(%s %s) left state %q, want %q", tc.rep.Status, tc.rep.Conclusion, got, tc.want)
 		}
 	}
-	if !hasRequest(f.requestLog(), "POST /projects/acme%2Fsite-a/statuses/"+sha) {
-		t.Errorf("requests %v: want POST .../statuses/%s", f.requestLog(), sha)
+	if !hasRequest(f.Requests(), "POST /projects/acme%2Fsite-a/statuses/"+sha) {
+		t.Errorf("requests %v: want POST .../statuses/%s", f.Requests(), sha)
 	}
 }
 
@@ -129,26 +128,22 @@ func TestDispatch(t *testing.T) {
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/edge-1"} // no DefaultBranch: read from the API
-	f.seed(repo.FullName, "trunk", map[string][]byte{"a": []byte("a")})
+	f.Seed(repo, "trunk", map[string][]byte{"a": []byte("a")})
 	if err := c.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	f.projects[repo.FullName].triggers["glptt-secret"] = true
-	f.mu.Unlock()
+	f.AddTrigger(repo, "glptt-secret")
 	c.TriggerToken = func(project string) (string, bool) { return "glptt-secret", project == "acme/edge-1" }
 	if err := c.Dispatch(ctx, repo, "kptbot-upstream-tag", nil); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	pls := f.projects[repo.FullName].pipelines
-	f.mu.Unlock()
+	pls := f.Pipelines(repo)
 	if len(pls) != 2 {
 		t.Fatalf("pipelines = %v, want two", pls)
 	}
 	for i, want := range []struct{ source, payload string }{{"api", `{"tag":"pkg/v1"}`}, {"trigger", `{}`}} {
-		vars, _ := pls[i]["variables"].(map[string]any)
-		if pls[i]["source"] != want.source || pls[i]["ref"] != "trunk" || vars["KPTBOT_EVENT"] != "kptbot-upstream-tag" || vars["KPTBOT_PAYLOAD"] != want.payload {
+		vars := pls[i].Variables
+		if pls[i].Source != want.source || pls[i].Ref != "trunk" || vars["KPTBOT_EVENT"] != "kptbot-upstream-tag" || vars["KPTBOT_PAYLOAD"] != want.payload {
 			t.Errorf("pipeline %d = %v, want source %s on trunk with KPTBOT_EVENT and KPTBOT_PAYLOAD %s", i, pls[i], want.source, want.payload)
 		}
 	}
@@ -162,17 +157,14 @@ func TestPermissionAndTeams(t *testing.T) {
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/sites/edge-1"}
-	f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
-	f.addGroupMember("acme", "olive", 50)
-	f.addGroupMember("acme/sites", "dev", 30)
-	f.addGroupMember("acme/platform", "rita", 20)
-	f.mu.Lock()
-	p := f.projects[repo.FullName]
+	f.Seed(repo, "main", map[string][]byte{"a": []byte("a")})
+	f.AddGroupMember("acme", "olive", 50)
+	f.AddGroupMember("acme/sites", "dev", 30)
+	f.AddGroupMember("acme/platform", "rita", 20)
 	for login, lvl := range map[string]int{"gus": 10, "min": 5, "rita": 20, "mae": 40} {
-		p.members[f.user(login).id] = lvl
+		f.SetAccess(repo, login, lvl)
 	}
-	f.user("stranger")
-	f.mu.Unlock()
+	f.UserID("stranger")
 	for login, want := range map[string]forge.Permission{
 		"olive": forge.PermissionAdmin, "mae": forge.PermissionAdmin, "dev": forge.PermissionWrite, "rita": forge.PermissionRead,
 		"gus": forge.PermissionRead, "min": forge.PermissionNone, "stranger": forge.PermissionNone, "ghost": forge.PermissionNone,
@@ -202,13 +194,11 @@ func TestCreateTagIsAnnotated(t *testing.T) {
 	ctx := context.Background()
 	f, c := newFakeGitLab(t, "/api/v4")
 	repo := forge.Repo{FullName: "acme/site-a"}
-	sha := f.seed(repo.FullName, "main", map[string][]byte{"a": []byte("a")})
+	sha := f.Seed(repo, "main", map[string][]byte{"a": []byte("a")})
 	if err := c.CreateTag(ctx, repo, "basens/v1", sha, ""); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	g := f.git(f.projects[repo.FullName])
-	f.mu.Unlock()
+	g := f.Repository(repo)
 	rf, err := g.Reference(plumbing.NewTagReferenceName("basens/v1"), false)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package gitlab
+package gitlabtest
 
 import (
 	"fmt"
@@ -11,8 +11,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/kptbot/kptbot/forge"
 )
 
 // The fake's merge requests: diff versions, approvals, merges, notes.
@@ -63,7 +61,7 @@ func fakeDraft(title string) bool {
 // refresh records a new diff version when the source branch moved, as
 // GitLab's refresh service does after a push (with an "added 1 commit"
 // system note).
-func (f *fakeGitLab) refresh(p *fProject, mr *fMR) {
+func (f *Server) refresh(p *fProject, mr *fMR) {
 	if mr.state != "opened" {
 		return
 	}
@@ -80,7 +78,7 @@ func (f *fakeGitLab) refresh(p *fProject, mr *fMR) {
 	mr.sha = head
 }
 
-func (f *fakeGitLab) mrJSON(p *fProject, mr *fMR) map[string]any {
+func (f *Server) mrJSON(p *fProject, mr *fMR) map[string]any {
 	f.refresh(p, mr)
 	var base string
 	if n := len(mr.versions); n > 0 {
@@ -100,36 +98,8 @@ func (f *fakeGitLab) mrJSON(p *fProject, mr *fMR) map[string]any {
 	return out
 }
 
-// approve records login's approval of the merge request's current head;
-// sha, when given, must be that head (GitLab's approve API takes it too).
-func (f *fakeGitLab) approve(path string, iid int, login, sha string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p := f.projects[path]
-	mr := p.mrs[int64(iid)]
-	f.refresh(p, mr)
-	if sha != "" && sha != mr.sha {
-		f.t.Fatalf("fake GitLab: approving %s!%d at %s, but its head is %s", path, iid, sha, mr.sha)
-	}
-	u := f.user(login)
-	at := f.tick()
-	mr.approvals[u.id] = at
-	mr.notes = append(mr.notes, &fNote{id: f.id(), body: "approved this merge request", author: u, system: true, created: at, updated: at})
-}
-
-// unapprove revokes login's approval.
-func (f *fakeGitLab) unapprove(path string, iid int, login string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	mr := f.projects[path].mrs[int64(iid)]
-	u := f.user(login)
-	delete(mr.approvals, u.id)
-	at := f.tick()
-	mr.notes = append(mr.notes, &fNote{id: f.id(), body: "unapproved this merge request", author: u, system: true, created: at, updated: at})
-}
-
 // mrOf finds the merge request named in the path, or answers 404.
-func (f *fakeGitLab) mrOf(w http.ResponseWriter, r *http.Request, p *fProject) (*fMR, bool) {
+func (f *Server) mrOf(w http.ResponseWriter, r *http.Request, p *fProject) (*fMR, bool) {
 	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 	mr, ok := p.mrs[iid]
 	if !ok {
@@ -138,7 +108,7 @@ func (f *fakeGitLab) mrOf(w http.ResponseWriter, r *http.Request, p *fProject) (
 	return mr, ok
 }
 
-func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
+func (f *Server) mergeRequestRoutes(project func(string, projectHandler)) {
 	project("GET /projects/{id}/merge_requests", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		q := r.URL.Query()
 		var mrs []*fMR
@@ -206,7 +176,7 @@ func (f *fakeGitLab) mergeRequestRoutes(project func(string, projectHandler)) {
 }
 
 // mergeRoutes are merging, approvals and diff versions.
-func (f *fakeGitLab) mergeRoutes(project func(string, projectHandler)) {
+func (f *Server) mergeRoutes(project func(string, projectHandler)) {
 	project("PUT /projects/{id}/merge_requests/{iid}/merge", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		mr, ok := f.mrOf(w, r, p)
 		if !ok {
@@ -228,6 +198,7 @@ func (f *fakeGitLab) mergeRoutes(project func(string, projectHandler)) {
 				return
 			}
 			mr.state, mr.mergeSHA = "merged", sha
+			p.merges++
 			writeJSON(w, http.StatusOK, f.mrJSON(p, mr))
 		}
 	})
@@ -273,7 +244,7 @@ func (f *fakeGitLab) mergeRoutes(project func(string, projectHandler)) {
 
 // mergeCommit records the head's tree on the target branch as a merge
 // commit.
-func (f *fakeGitLab) mergeCommit(repo *git.Repository, mr *fMR) (string, error) {
+func (f *Server) mergeCommit(repo *git.Repository, mr *fMR) (string, error) {
 	base, err := repo.Reference(plumbing.NewBranchReferenceName(mr.base), true)
 	if err != nil {
 		return "", err
@@ -304,7 +275,7 @@ func noteJSON(n *fNote) map[string]any {
 // gitlabEmoji are the award emoji names the fake knows.
 var gitlabEmoji = map[string]bool{"thumbsup": true, "thumbsdown": true, "laughing": true, "confused": true, "heart": true, "tada": true, "rocket": true, "eyes": true}
 
-func (f *fakeGitLab) noteRoutes(project func(string, projectHandler)) {
+func (f *Server) noteRoutes(project func(string, projectHandler)) {
 	note := func(w http.ResponseWriter, r *http.Request, p *fProject) (*fMR, *fNote, bool) {
 		iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 		mr, ok := p.mrs[iid]
@@ -390,7 +361,7 @@ func (f *fakeGitLab) noteRoutes(project func(string, projectHandler)) {
 	})
 }
 
-func (f *fakeGitLab) issueRoutes(project func(string, projectHandler)) {
+func (f *Server) issueRoutes(project func(string, projectHandler)) {
 	issueJSON := func(p *fProject, i *fIssue) map[string]any {
 		return map[string]any{"id": i.iid + 9000, "iid": i.iid, "project_id": p.id, "title": i.title, "description": i.desc, "state": i.state,
 			"labels": append([]string{}, i.labels...), "web_url": fmt.Sprintf("https://gitlab.example/%s/-/issues/%d", p.path, i.iid)}
@@ -449,22 +420,4 @@ func hasAll(have, want []string) bool {
 		}
 	}
 	return true
-}
-
-// gitlabHarness is the adapter plus the fake's test-only powers, for
-// forgetest.Contract.
-type gitlabHarness struct {
-	*Client
-	fake *fakeGitLab
-}
-
-func (h gitlabHarness) Seed(r forge.Repo, branch string, files map[string][]byte) string {
-	return h.fake.seed(r.FullName, branch, files)
-}
-
-func (h gitlabHarness) Review(r forge.Repo, number int, rv forge.Review) {
-	if rv.State != forge.ReviewApproved {
-		h.fake.t.Fatalf("fake GitLab: a review is an approval; got state %q", rv.State)
-	}
-	h.fake.approve(r.FullName, number, rv.Reviewer.Login, rv.CommitSHA)
 }

@@ -1,4 +1,4 @@
-package gitlab
+package gitlabtest
 
 import (
 	"io"
@@ -20,7 +20,7 @@ func commitJSON(c *object.Commit) map[string]any {
 		"message": c.Message, "author_name": c.Author.Name, "created_at": c.Committer.When.UTC().Format(time.RFC3339)}
 }
 
-func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
+func (f *Server) repositoryRoutes(project func(string, projectHandler)) {
 	project("GET /projects/{id}/repository/files/{file}/raw", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		c, err := resolve(f.git(p), r.URL.Query().Get("ref"))
 		if err != nil {
@@ -80,7 +80,7 @@ func (f *fakeGitLab) repositoryRoutes(project func(string, projectHandler)) {
 	})
 }
 
-func (f *fakeGitLab) tagRoutes(project func(string, projectHandler)) {
+func (f *Server) tagRoutes(project func(string, projectHandler)) {
 	project("GET /projects/{id}/repository/tags", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		var names []string
 		tags, _ := f.git(p).Tags()
@@ -161,7 +161,7 @@ func (f *fakeGitLab) tagRoutes(project func(string, projectHandler)) {
 }
 
 // tagJSON is a tag as GitLab lists it, with its peeled commit.
-func (f *fakeGitLab) tagJSON(p *fProject, name string) (map[string]any, bool) {
+func (f *Server) tagJSON(p *fProject, name string) (map[string]any, bool) {
 	repo := f.git(p)
 	rf, err := repo.Reference(plumbing.NewTagReferenceName(name), true)
 	if err != nil {

@@ -1,4 +1,11 @@
-package gitlab
+// Package gitlabtest is a stateful GitLab for tests: repository content in
+// real bare git repositories served over HTTP by git http-backend (behind
+// GitLab's token-as-password basic auth), projects, merge requests with
+// their diff versions, approvals, notes, issues, commit statuses,
+// pipelines, users and groups in memory, all answered with GitLab's REST
+// JSON, status codes and pagination headers. forge/gitlab's contract and
+// focused tests and the bot's end-to-end tests all run against it.
+package gitlabtest
 
 import (
 	"encoding/json"
@@ -7,7 +14,6 @@ import (
 	"net/http/cgi"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -23,19 +29,32 @@ import (
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
-// fakeGitLab is a stateful GitLab: repository content, branches and tags
+// Server is a stateful GitLab: repository content, branches and tags
 // live in real bare repositories (served by git http-backend behind
 // GitLab's oauth2:token basic auth, read here with go-git); projects,
 // merge requests with their diff versions, approvals, notes, issues,
 // statuses, pipelines, users and groups live in memory. Answers use
 // GitLab's REST JSON field names, status codes and messages, and lists
 // are paginated with X-Page/X-Next-Page/X-Total and Link headers.
-type fakeGitLab struct {
-	t      *testing.T
+//
+// Everything written through the API is authored by the token's user,
+// BotUsername; the methods named for people (Approve, AddNote, SetAuthor)
+// act as other users, as they would in GitLab's web UI.
+type Server struct {
+	// URL is the API root, with its path prefix (default /api/v4), for
+	// gitlab.NewClient.
+	URL string
+	// GitURL serves group/project.git over HTTP, with Token as password
+	// (any user name).
+	GitURL string
+	// HTTPClient reaches both servers.
+	HTTPClient *http.Client
+
+	t      testing.TB
 	root   string
-	token  string
 	prefix string // API root path, e.g. /api/v4 or /gitlab/api/v4
-	gitURL string
+
+	mu sync.Mutex
 	// maxPerPage caps per_page (GitLab: 100) so small data spans pages.
 	maxPerPage int
 	// noLink leaves out the Link header: pagination by X-Next-Page only.
@@ -46,15 +65,13 @@ type fakeGitLab struct {
 	approvalsRequired int
 	// intercept, when set, may answer a request first (return true).
 	intercept func(w http.ResponseWriter, r *http.Request) bool
-
-	mu       sync.Mutex
-	now      time.Time
-	nextID   int64
-	projects map[string]*fProject
-	users    map[string]*fUser
-	groups   map[string]map[int64]int // group path → user ID → access level
-	bot      *fUser
-	requests []string
+	now       time.Time
+	nextID    int64
+	projects  map[string]*fProject
+	users     map[string]*fUser
+	groups    map[string]map[int64]int // group path → user ID → access level
+	bot       *fUser
+	requests  []string
 }
 
 type fUser struct {
@@ -69,9 +86,10 @@ type fProject struct {
 	members   map[int64]int
 	mrs       map[int64]*fMR
 	issues    map[int64]*fIssue
-	statuses  map[string]string // sha + "\x00" + name → state
-	pipelines []map[string]any
+	statuses  map[string]CommitStatus // sha + "\x00" + name
+	pipelines []Pipeline
 	triggers  map[string]bool
+	merges    int
 }
 
 type fIssue struct {
@@ -80,36 +98,49 @@ type fIssue struct {
 	labels             []string
 }
 
-const fakeToken = "glpat-fake-token"
+// Token is the only token the fake accepts, on the API (PRIVATE-TOKEN)
+// and over git (as the password).
+const Token = "glpat-fake-token"
 
-// newFakeGitLab starts the API under prefix and the git server, and
-// returns the fake with a client for it.
-func newFakeGitLab(t *testing.T, prefix string, opts ...Option) (*fakeGitLab, *Client) {
+// BotUsername is the token's user, as GitLab names the bot user of a
+// project access token: everything written through the API is by it.
+const BotUsername = "project_7_bot_0123abcd"
+
+// Option configures New.
+type Option func(*Server)
+
+// WithPrefix serves the API under prefix instead of /api/v4 (a
+// self-managed instance under a relative URL, e.g. /gitlab/api/v4).
+func WithPrefix(prefix string) Option { return func(f *Server) { f.prefix = prefix } }
+
+// New starts a fake GitLab: its API at URL and its repositories over git
+// at GitURL. Both stop when the test ends.
+func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	gitfixture.RequireGit(t)
-	f := &fakeGitLab{
-		t: t, root: t.TempDir(), token: fakeToken, prefix: prefix, maxPerPage: 100,
+	f := &Server{
+		t: t, root: t.TempDir(), prefix: "/api/v4", maxPerPage: 100,
 		now:      time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC),
 		projects: map[string]*fProject{}, users: map[string]*fUser{}, groups: map[string]map[int64]int{},
 	}
-	f.bot = f.user("project_7_bot_0123abcd")
-	f.gitURL = f.gitServer().URL
+	for _, o := range opts {
+		o(f)
+	}
+	f.bot = f.user(BotUsername)
+	git := f.gitServer()
 	api := httptest.NewServer(f.handler())
 	t.Cleanup(api.Close)
-	c, err := NewClient(api.Client(), api.URL+prefix, f.token, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, c
+	f.URL, f.GitURL, f.HTTPClient = api.URL+f.prefix, git.URL+"/", api.Client()
+	return f
 }
 
 // gitServer serves the bare repositories with git http-backend, asking
 // for the token the way GitLab does (any user, the token as password).
-func (f *fakeGitLab) gitServer() *httptest.Server {
+func (f *Server) gitServer() *httptest.Server {
 	exec := gitfixture.Git(f.t, f.root, "--exec-path")
 	h := &cgi.Handler{Path: filepath.Join(exec, "git-http-backend"), Env: []string{"GIT_PROJECT_ROOT=" + f.root, "GIT_HTTP_EXPORT_ALL=1"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pw, ok := r.BasicAuth(); !ok || pw != f.token {
+		if _, pw, ok := r.BasicAuth(); !ok || pw != Token {
 			w.Header().Set("WWW-Authenticate", `Basic realm="GitLab"`)
 			http.Error(w, "HTTP Basic: Access denied", http.StatusUnauthorized)
 			return
@@ -120,18 +151,18 @@ func (f *fakeGitLab) gitServer() *httptest.Server {
 	return srv
 }
 
-func (f *fakeGitLab) tick() time.Time {
+func (f *Server) tick() time.Time {
 	f.now = f.now.Add(time.Second)
 	return f.now
 }
 
-func (f *fakeGitLab) id() int64 {
+func (f *Server) id() int64 {
 	f.nextID++
 	return f.nextID
 }
 
 // user returns the user named login, creating it.
-func (f *fakeGitLab) user(login string) *fUser {
+func (f *Server) user(login string) *fUser {
 	u, ok := f.users[login]
 	if !ok {
 		u = &fUser{id: f.id() + 100, username: login}
@@ -140,7 +171,7 @@ func (f *fakeGitLab) user(login string) *fUser {
 	return u
 }
 
-func (f *fakeGitLab) userByID(id int64) *fUser {
+func (f *Server) userByID(id int64) *fUser {
 	for _, u := range f.users {
 		if u.id == id {
 			return u
@@ -149,42 +180,9 @@ func (f *fakeGitLab) userByID(id int64) *fUser {
 	return nil
 }
 
-// addGroupMember makes login a member of group (a full path) at level.
-func (f *fakeGitLab) addGroupMember(group, login string, level int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.groups[group] == nil {
-		f.groups[group] = map[int64]int{}
-	}
-	f.groups[group][f.user(login).id] = level
-}
+func (f *Server) bare(path string) string { return filepath.Join(f.root, path+".git") }
 
-func (f *fakeGitLab) bare(path string) string { return filepath.Join(f.root, path+".git") }
-
-// seed creates project path (subgroups allowed) whose branch holds files.
-func (f *fakeGitLab) seed(path, branch string, files map[string][]byte) string {
-	bare := f.bare(path)
-	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	gitfixture.Git(f.t, filepath.Dir(bare), "init", "-q", "--bare", "-b", branch, bare)
-	gitfixture.Git(f.t, bare, "config", "http.receivepack", "true")
-	wt := gitfixture.WorkTree(f.t, bare)
-	gitfixture.Git(f.t, wt, "symbolic-ref", "HEAD", "refs/heads/"+branch)
-	s := map[string]string{}
-	for n, b := range files {
-		s[n] = string(b)
-	}
-	gitfixture.WriteFiles(f.t, wt, s)
-	sha := gitfixture.CommitAndTag(f.t, wt, "seed", "")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.projects[path] = &fProject{id: f.id() + 1000, path: path, members: map[int64]int{f.bot.id: 40}, mrs: map[int64]*fMR{},
-		issues: map[int64]*fIssue{}, statuses: map[string]string{}, triggers: map[string]bool{}}
-	return sha
-}
-
-func (f *fakeGitLab) git(p *fProject) *git.Repository {
+func (f *Server) git(p *fProject) *git.Repository {
 	repo, err := git.PlainOpen(f.bare(p.path))
 	if err != nil {
 		f.t.Fatalf("fake GitLab: opening %s: %v", p.path, err)
@@ -251,7 +249,7 @@ func labels(s string) []string {
 }
 
 // page writes one page of items with GitLab's offset pagination headers.
-func (f *fakeGitLab) page(w http.ResponseWriter, r *http.Request, items []any) {
+func (f *Server) page(w http.ResponseWriter, r *http.Request, items []any) {
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("per_page"))
 	if per <= 0 {
@@ -296,7 +294,7 @@ type projectHandler func(w http.ResponseWriter, r *http.Request, p *fProject)
 
 // handler is the REST API: every request needs the token, is recorded,
 // and runs under the fake's lock.
-func (f *fakeGitLab) handler() http.Handler {
+func (f *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, h http.HandlerFunc) {
 		method, path, _ := strings.Cut(pattern, " ")
@@ -307,7 +305,7 @@ func (f *fakeGitLab) handler() http.Handler {
 			if f.intercept != nil && f.intercept(w, r) {
 				return
 			}
-			if r.Header.Get("Private-Token") != f.token {
+			if r.Header.Get("Private-Token") != Token {
 				message(w, http.StatusUnauthorized, "401 Unauthorized")
 				return
 			}
@@ -345,7 +343,7 @@ func userJSON(u *fUser) map[string]any {
 	return map[string]any{"id": u.id, "username": u.username, "name": u.username, "state": "active", "web_url": "https://gitlab.example/" + u.username}
 }
 
-func (f *fakeGitLab) projectJSON(p *fProject) map[string]any {
+func (f *Server) projectJSON(p *fProject) map[string]any {
 	head, _ := f.git(p).Reference(plumbing.HEAD, false)
 	def := ""
 	if head != nil {
@@ -353,14 +351,14 @@ func (f *fakeGitLab) projectJSON(p *fProject) map[string]any {
 	}
 	return map[string]any{
 		"id": p.id, "path_with_namespace": p.path, "path": filepath.Base(p.path), "name": filepath.Base(p.path),
-		"default_branch": def, "http_url_to_repo": f.gitURL + "/" + p.path + ".git", "ssh_url_to_repo": "git@gitlab.example:" + p.path + ".git",
+		"default_branch": def, "http_url_to_repo": f.GitURL + p.path + ".git", "ssh_url_to_repo": "git@gitlab.example:" + p.path + ".git",
 		"web_url": "https://gitlab.example/" + p.path, "visibility": "private", "topics": append([]string{}, p.topics...), "archived": false,
 	}
 }
 
 // members returns a project's or group's effective members: direct ones
 // and those of every ancestor group (GitLab's members/all).
-func (f *fakeGitLab) members(path string, direct map[int64]int) map[int64]int {
+func (f *Server) members(path string, direct map[int64]int) map[int64]int {
 	out := map[int64]int{}
 	for g := path; g != "."; g = filepath.Dir(g) {
 		for id, lvl := range f.groups[g] {
@@ -379,7 +377,7 @@ func memberJSON(u *fUser, level int) map[string]any {
 	return m
 }
 
-func (f *fakeGitLab) projectRoutes(handle func(string, http.HandlerFunc), project func(string, projectHandler)) {
+func (f *Server) projectRoutes(handle func(string, http.HandlerFunc), project func(string, projectHandler)) {
 	handle("GET /projects", func(w http.ResponseWriter, r *http.Request) {
 		var items []any
 		paths := make([]string, 0, len(f.projects))
@@ -443,7 +441,7 @@ func (f *fakeGitLab) projectRoutes(handle func(string, http.HandlerFunc), projec
 }
 
 // ciRoutes are commit statuses and pipelines.
-func (f *fakeGitLab) ciRoutes(project func(string, projectHandler)) {
+func (f *Server) ciRoutes(project func(string, projectHandler)) {
 	project("POST /projects/{id}/statuses/{sha}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		sha := r.PathValue("sha")
 		if _, err := f.git(p).CommitObject(plumbing.NewHash(sha)); err != nil || !plumbing.IsHash(sha) {
@@ -455,11 +453,11 @@ func (f *fakeGitLab) ciRoutes(project func(string, projectHandler)) {
 		if name == "" {
 			name = "default"
 		}
-		if prev := p.statuses[sha+"\x00"+name]; prev == state {
-			message(w, http.StatusBadRequest, fmt.Sprintf("Cannot transition status via :%s from :%s (Reason(s): Status cannot transition via \"%s\")", state, prev, state))
+		if prev := p.statuses[sha+"\x00"+name]; prev.State == state {
+			message(w, http.StatusBadRequest, fmt.Sprintf("Cannot transition status via :%s from :%s (Reason(s): Status cannot transition via \"%s\")", state, prev.State, state))
 			return
 		}
-		p.statuses[sha+"\x00"+name] = state
+		p.statuses[sha+"\x00"+name] = CommitStatus{State: state, Description: str(in, "description"), TargetURL: str(in, "target_url")}
 		writeJSON(w, http.StatusCreated, map[string]any{"id": f.id(), "sha": sha, "status": state, "name": name,
 			"description": in["description"], "target_url": in["target_url"], "author": userJSON(f.bot)})
 	})
@@ -470,7 +468,7 @@ func (f *fakeGitLab) ciRoutes(project func(string, projectHandler)) {
 			return
 		}
 		pl := map[string]any{"id": f.id(), "iid": len(p.pipelines) + 1, "status": "created", "ref": ref, "sha": c.Hash.String(), "source": source}
-		p.pipelines = append(p.pipelines, map[string]any{"ref": ref, "variables": vars, "source": source})
+		p.pipelines = append(p.pipelines, Pipeline{Ref: ref, Variables: vars, Source: source})
 		writeJSON(w, http.StatusCreated, pl)
 	}
 	project("POST /projects/{id}/pipeline", func(w http.ResponseWriter, r *http.Request, p *fProject) {
