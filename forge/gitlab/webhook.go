@@ -338,7 +338,7 @@ func mergeRequest(ev forge.Event, e *gl.MergeEvent) (forge.Event, error) {
 	}
 	ev.Change = &forge.Change{
 		Number:         int(a.IID),
-		Title:          a.Title,
+		Title:          stripDraft(a.Title), // as GetChange: Draft carries the prefix
 		Body:           a.Description,
 		Draft:          a.Draft || a.WorkInProgress || isDraftTitle(a.Title),
 		State:          changeState(a.State),
@@ -423,7 +423,7 @@ func mergeRequestNote(ev forge.Event, e *gl.MergeCommentEvent) (forge.Event, err
 	}
 	ev.Change = &forge.Change{
 		Number:         int(mr.IID),
-		Title:          mr.Title,
+		Title:          stripDraft(mr.Title),
 		Body:           mr.Description,
 		Draft:          mr.WorkInProgress || isDraftTitle(mr.Title),
 		State:          changeState(mr.State),

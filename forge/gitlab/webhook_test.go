@@ -238,7 +238,7 @@ func webhookCases() []webhookCase {
 				a["title"], a["draft"], a["source_project_id"] = "Draft: MS-Viewport", true, 99
 			}),
 			want: mrEvent(forge.EventChangeOpened, mrChange(func(c *forge.Change) {
-				c.Title, c.Draft, c.FromFork = "Draft: MS-Viewport", true, true
+				c.Draft, c.FromFork = true, true // the title without its prefix, as GetChange gives it
 			})),
 		},
 		{
@@ -284,9 +284,7 @@ func webhookCases() []webhookCase {
 					"title": map[string]any{"previous": "MS-Viewport", "current": "Draft: MS-Viewport"},
 				}
 			}),
-			want: mrEvent(forge.EventChangeConvertedToDraft, mrChange(func(c *forge.Change) {
-				c.Title, c.Draft = "Draft: MS-Viewport", true
-			})),
+			want: mrEvent(forge.EventChangeConvertedToDraft, mrChange(func(c *forge.Change) { c.Draft = true })),
 		},
 		{
 			name: "merge request converted to draft by title only",
@@ -297,9 +295,7 @@ func webhookCases() []webhookCase {
 				a["title"] = "draft: MS-Viewport"
 				m["changes"] = map[string]any{"title": map[string]any{"previous": "MS-Viewport", "current": "draft: MS-Viewport"}}
 			}),
-			want: mrEvent(forge.EventChangeConvertedToDraft, mrChange(func(c *forge.Change) {
-				c.Title, c.Draft = "draft: MS-Viewport", true
-			})),
+			want: mrEvent(forge.EventChangeConvertedToDraft, mrChange(func(c *forge.Change) { c.Draft = true })),
 		},
 		{
 			name: "merge request labels edited",
@@ -421,6 +417,18 @@ func webhookCases() []webhookCase {
 				Forge: forge.GitLab, Kind: forge.EventCommentEdited, Raw: "Note Hook",
 				Repo: noteRepo, Sender: rootUser, Change: noteChange(),
 				Comment: &forge.Comment{ID: 1244, Body: "/kptbot approve", Author: rootUser, Edited: true},
+			},
+		},
+		{
+			name: "comment on a draft merge request",
+			hook: "Note Hook",
+			body: edited("note_merge_request.json", func(m map[string]any) {
+				obj(m, "merge_request")["title"] = "[Draft] Tempora et eos debitis quae laborum et."
+			}),
+			want: forge.Event{
+				Forge: forge.GitLab, Kind: forge.EventCommentCreated, Raw: "Note Hook",
+				Repo: noteRepo, Sender: rootUser, Change: func() *forge.Change { c := noteChange(); c.Draft = true; return c }(),
+				Comment: &forge.Comment{ID: 1244, Body: "This MR needs work.", Author: rootUser},
 			},
 		},
 		{
