@@ -67,7 +67,7 @@ func TestParseProblems(t *testing.T) {
 		want []string // each a Problem.String() substring, in order
 	}{
 		{"unknown field with suggestion", pv + "spec:\n  upstream: {repo: r, package: p, revison: v3}\n  downstream: {package: d}\n",
-			[]string{`kptbot.yaml:5: document 0: spec.upstream.revison: unknown field; expected one of: package, repo, revision (did you mean "revision"?)`}},
+			[]string{`kptbot.yaml:5: document 0: spec.upstream.revison: unknown field; expected one of: package, repo, revision, versions (did you mean "revision"?)`}},
 		{"wrong apiVersion", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\n",
 			[]string{`kptbot.yaml:1: document 0: apiVersion: "config.porch.kpt.dev/v1alpha1": expected kptbot.dev/v1alpha1`}},
 		{"unknown kind", "apiVersion: kptbot.dev/v1alpha1\nkind: Package\n",

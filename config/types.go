@@ -93,13 +93,22 @@ type Pipeline struct {
 
 // Upstream names the package a variant is cloned from.
 type Upstream struct {
-	// Repo is a git URL, or owner/name on the same forge.
+	// Repo is a git URL, or owner/name on the same forge; or an OCI
+	// repository oci://REGISTRY/REPO (Package is then the package's image
+	// repository below it, as Porch lays packages out); or an archive URL
+	// https://HOST/PATH.tar.gz|.tgz|.zip, optionally with a {version}
+	// placeholder filled from Revision (Package is a directory inside it).
 	Repo string `json:"repo"`
 	// Package is the package path in the upstream repository.
 	Package string `json:"package"`
 	// Revision is latest (default), an exact revision such as v3, or a
-	// semver range.
+	// semver range; for OCI a tag or sha256: digest, for an archive
+	// template the version to fill in.
 	Revision string `json:"revision,omitempty"`
+	// Versions are the versions an archive URL template is tried with
+	// when Revision is latest (the highest that exists wins): an HTTP
+	// server has no tag list to find the latest in.
+	Versions []string `json:"versions,omitempty"`
 }
 
 // Downstream names the package a variant produces.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 )
 
@@ -132,6 +133,69 @@ func (v validator) upstream(path string, u *Upstream) {
 	}
 	if u.Package == "" {
 		v.add(path+".package", "", "is required: the package path in the upstream repository")
+	}
+	switch locator.Store(u.Repo) {
+	case locator.OCI:
+		v.ociUpstream(path, u)
+	case locator.HTTP:
+		v.archiveUpstream(path, u)
+	default:
+		if len(u.Versions) > 0 {
+			v.add(path+".versions", strings.Join(u.Versions, ","), "is only for archive URL templates ({version} in repo); a git upstream's tags are listed from the repository")
+		}
+	}
+}
+
+// ociUpstream checks an oci://REGISTRY/REPO upstream: the tag or digest
+// belongs in revision, the package names an image repository.
+func (v validator) ociUpstream(path string, u *Upstream) {
+	ref, err := locator.ParseOCI(u.Repo)
+	if err != nil {
+		v.add(path+".repo", u.Repo, "%v", err)
+	} else if ref.Version != "" {
+		v.add(path+".repo", u.Repo, "must name the repository only: put %q in %s.revision", ref.Version, path)
+	}
+	if err := locator.CheckOCIPackage(u.Package); err != nil {
+		v.add(path+".package", u.Package, "names the package's image repository below the OCI repository: %v", err)
+	}
+	if r := u.Revision; r != "" && r != DefaultRevision && !locator.IsDigest(r) {
+		if _, err := locator.ParseOCI("oci://h/r:" + r); err != nil {
+			v.add(path+".revision", r, "expected latest, a tag or a sha256: digest")
+		}
+	}
+	if len(u.Versions) > 0 {
+		v.add(path+".versions", strings.Join(u.Versions, ","), "is only for archive URL templates: an OCI repository's tags are listed from the registry")
+	}
+}
+
+// archiveUpstream checks an HTTP archive upstream: a fixed URL has one
+// version; a {version} template needs a revision or versions to try.
+func (v validator) archiveUpstream(path string, u *Upstream) {
+	ref, err := locator.ParseArchive(u.Repo)
+	if err != nil {
+		v.add(path+".repo", u.Repo, "%v", err)
+		return
+	}
+	if ref.Version != "" {
+		v.add(path+".repo", u.Repo, "must not carry @%s: put it in %s.revision", ref.Version, path)
+	}
+	latest := u.Revision == "" || u.Revision == DefaultRevision
+	if !locator.IsTemplate(u.Repo) {
+		if !latest {
+			v.add(path+".revision", u.Revision, "needs a %s placeholder in %s.repo: an archive URL without one names a single file", locator.VersionPlaceholder, path)
+		}
+		if len(u.Versions) > 0 {
+			v.add(path+".versions", strings.Join(u.Versions, ","), "needs a %s placeholder in %s.repo", locator.VersionPlaceholder, path)
+		}
+		return
+	}
+	if latest && len(u.Versions) == 0 {
+		v.add(path+".versions", "", "is required when %s.repo is a %s template and revision is latest: list the versions to try (the highest that exists wins)", path, locator.VersionPlaceholder)
+	}
+	for i, ver := range u.Versions {
+		if !locator.IsVersion(ver) {
+			v.add(fmt.Sprintf("%s.versions[%d]", path, i), ver, "expected a version: v<N> or semver")
+		}
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
+	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -56,12 +58,22 @@ type Options struct {
 	// ConfigPaths are where kptbot.yaml may be (default: kptbot.yaml,
 	// .github/kptbot.yaml, .gitlab/kptbot.yaml).
 	ConfigPaths []string
+	// Sources fetches upstreams: git, OCI registries, HTTP archives
+	// (default: sources.New with the environment's settings).
+	Sources *sources.Client
 }
 
 // Run reconciles every PackageVariant of the repository behind store and
 // returns the plan it carried out (or, with DryRun, would carry out).
 func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options) ([]Action, error) {
-	r := &reconciler{store: store, branch: branch, fetcher: fetch.NewClient()}
+	src := opts.Sources
+	if src == nil {
+		var err error
+		if src, err = sources.New(sources.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	r := &reconciler{store: store, branch: branch, fetcher: src.Git, upstreams: src}
 	if err := r.load(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -95,10 +107,12 @@ type reconciler struct {
 	store   *gitrepo.Store
 	branch  string
 	fetcher *fetch.Client
-	cfg     *config.File
-	tip     string // registered branch commit
-	refs    []fetch.GitRef
-	sources []*yaml.RNode
+	// upstreams fetches from git, OCI and HTTP archives.
+	upstreams *sources.Client
+	cfg       *config.File
+	tip       string // registered branch commit
+	refs      []fetch.GitRef
+	sources   []*yaml.RNode
 	// packages is what each downstream package looks like now.
 	packages map[string]*downstream
 }
@@ -212,10 +226,22 @@ func (r *reconciler) variants() ([]config.PackageVariant, error) {
 }
 
 // upstreamRevision resolves a variant's upstream revision: latest is the
-// highest <package>/v<N> tag, anything else is used as given.
+// highest <package>/v<N> tag of a git upstream, the highest version tag of
+// an OCI package, the highest of the versions to try that exists for an
+// archive URL template (a fixed archive URL has no revisions: ""); anything
+// else is used as given.
 func (r *reconciler) upstreamRevision(ctx context.Context, up *config.Upstream) (string, error) {
 	if up.Revision != "" && up.Revision != config.DefaultRevision {
 		return up.Revision, nil
+	}
+	switch locator.Store(up.Repo) {
+	case locator.OCI:
+		return r.upstreams.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), nil)
+	case locator.HTTP:
+		if !locator.IsTemplate(up.Repo) {
+			return "", nil
+		}
+		return r.upstreams.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), up.Versions)
 	}
 	repo, err := r.fetcher.Repo(ctx, up.Repo)
 	if err != nil {
@@ -342,7 +368,7 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 	dir := filepath.Join(tmp, path.Base(pkg))
 	up := pv.Spec.Upstream
 	if published == nil {
-		if _, err := engine.Get(ctx, r.fetcher, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment}); err != nil {
+		if _, err := engine.Get(ctx, r.upstreams, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment}); err != nil {
 			return nil, "", err
 		}
 		files, err := engine.ReadTree(dir)
@@ -350,7 +376,7 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 			return nil, "", err
 		}
 		err = markOwned(files, pv)
-		return files, fmt.Sprintf("clone %s/%s@%s", up.Repo, up.Package, rev), err
+		return files, fmt.Sprintf("clone %s", upstreamName(up, rev)), err
 	}
 	if err := published.Write(dir); err != nil {
 		return nil, "", err
@@ -360,17 +386,33 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 	if err != nil {
 		return nil, "", err
 	}
-	if kf.Upstream == nil || kf.Upstream.Git == nil || kf.Upstream.Git.Ref != rev {
-		if _, err := engine.Update(ctx, r.fetcher, dir, engine.UpdateOptions{Version: rev}); err != nil {
+	cur, err := engine.UpstreamOf(kf)
+	if err != nil {
+		return nil, "", fmt.Errorf("published %s/Kptfile: %w", pkg, err)
+	}
+	// A git ref names fixed content here (a Porch tag); an OCI tag or an
+	// archive URL can be re-pointed, so those are always merged: the lock
+	// digest changes only if the content did, and equal content plans
+	// nothing.
+	if cur == nil || cur.Ref != rev || cur.Store != locator.Git {
+		if _, err := engine.Update(ctx, r.upstreams, dir, engine.UpdateOptions{Version: rev}); err != nil {
 			return nil, "", err
 		}
-		why = fmt.Sprintf("upgrade to %s/%s@%s", up.Repo, up.Package, rev)
+		why = fmt.Sprintf("upgrade to %s", upstreamName(up, rev))
 	}
 	files, err := engine.ReadTree(dir)
 	if err != nil {
 		return nil, "", err
 	}
 	return files, why, markOwned(files, pv)
+}
+
+// upstreamName names a variant's upstream at rev in its store's syntax.
+func upstreamName(up *config.Upstream, rev string) string {
+	if locator.Store(up.Repo) == locator.Git {
+		return fmt.Sprintf("%s/%s@%s", up.Repo, up.Package, rev)
+	}
+	return locator.WithVersion(locator.ResourceID(up.Repo, "/"+strings.Trim(up.Package, "/")), rev)
 }
 
 // markOwned records the owning variant and its deletionPolicy.
@@ -422,7 +464,7 @@ func (r *reconciler) editedByOthers(commit string) (string, error) {
 
 // workspace picks a workspace name no revision of pkg has used.
 func (r *reconciler) workspace(variant, rev, pkg string) string {
-	base := variant + "-" + rev
+	base := variant + "-" + workspaceRev(rev)
 	used := map[string]bool{}
 	if d := r.packages[pkg]; d != nil {
 		for _, dr := range d.drafts {
@@ -438,6 +480,24 @@ func (r *reconciler) workspace(variant, rev, pkg string) string {
 			return ws
 		}
 	}
+}
+
+// workspaceRev makes a revision usable in a workspace (branch) name: a
+// digest becomes sha256-<12 hex>, other characters git or Porch would
+// refuse become "-"; a fixed archive URL has no revision ("latest").
+func workspaceRev(rev string) string {
+	if locator.IsDigest(rev) {
+		return "sha256-" + rev[len("sha256:"):len("sha256:")+12]
+	}
+	if rev == "" {
+		return config.DefaultRevision
+	}
+	return strings.Map(func(c rune) rune {
+		if c == '/' || c == ':' || c == '~' || c == '^' || c == '\\' || c == ' ' || c == '@' {
+			return '-'
+		}
+		return c
+	}, rev)
 }
 
 func (r *reconciler) workspaceInHistory(pkg, ws string) bool {
