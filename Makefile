@@ -52,6 +52,7 @@ lint:
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzParseRef -fuzztime 30s ./fetch
+	go test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 0 ./fetch/locator
 	go test -run '^$$' -fuzz FuzzUnified -fuzztime 30s -fuzzminimizetime 0 ./engine/textdiff
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 0 ./config
 	go test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s -fuzzminimizetime 0 ./forge/github
