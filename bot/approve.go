@@ -206,7 +206,17 @@ func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
 // branch; it is idempotent, so resync can call it after a crash.
 func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, approvers []string) error {
 	rc, ch := w.rc, w.ch
-	var lines []string
+	var lines, published []string
+	defer func() {
+		// A new revision is an upstream tag for whoever follows it.
+		for _, pkg := range published {
+			o, _, err := b.FanOut(ctx, rc.repo, pkg)
+			rc.out.Add(o)
+			if err != nil {
+				rc.out.Problems = append(rc.out.Problems, Problem{Severity: SeverityWarning, Repo: rc.repo.FullName, Package: pkg, Message: "fan-out: " + err.Error()})
+			}
+		}
+	}()
 	for _, r := range results {
 		if r.deleted {
 			lines = append(lines, fmt.Sprintf("- `%s`: deleted", r.name))
@@ -218,6 +228,7 @@ func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, a
 		}
 		if created {
 			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.name})
+			published = append(published, r.name)
 		}
 		lines = append(lines, fmt.Sprintf("- `%s` published as `%s`", r.name, tag))
 	}

@@ -42,8 +42,9 @@ type Options struct {
 // Bot is kptbot on forges. It keeps no state of its own: everything is
 // read back from git and the forge on every event, so replicas are safe.
 type Bot struct {
-	opts Options
-	log  *slog.Logger
+	opts  Options
+	log   *slog.Logger
+	index index
 }
 
 // New returns a Bot.
@@ -81,6 +82,9 @@ type repoCtx struct {
 	cfgPath string
 	spec    config.RepositorySpec
 	out     *Outcome
+	// fanOut is fan-out progress to show on the dashboard: package →
+	// downstream repository → state.
+	fanOut map[string]map[string]string
 }
 
 func (b *Bot) forgeFor(r forge.Repo) (forge.Forge, error) {
@@ -235,7 +239,12 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 			out.Skipped = "push to a branch other than the default branch"
 			break
 		}
-		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.dashboard(ctx, rc) })
+		// kptbot.yaml may have changed: the index and the repository's
+		// variants follow.
+		b.forgetIndex()
+		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
+	case forge.EventTagPushed:
+		err = b.onTag(ctx, ev, &out)
 	case forge.EventCheckRerequested:
 		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	case forge.EventInstallationAdded:
@@ -287,6 +296,9 @@ func (b *Bot) reconcile(ctx context.Context, rc *repoCtx) error {
 		}
 	}
 	if err := b.recoverMerged(ctx, rc, heads); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := b.reconcileVariants(ctx, rc, nil); err != nil {
 		errs = append(errs, err)
 	}
 	if err := b.dashboard(ctx, rc); err != nil {

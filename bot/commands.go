@@ -121,7 +121,18 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, who forge.User, 
 	case VerbDelete:
 		return b.deleteCommand(ctx, rc, c.Args)
 	case VerbUpdate, VerbRecreate:
-		return fmt.Sprintf("`%s` applies to update changes opened for package variants; this change has none to rebuild.", c.Verb), nil
+		m, ok := ParseMarker(ch.Body)
+		if !ok || m.Variant == "" {
+			return fmt.Sprintf("`%s` applies to update changes kptbot opened for package variants; this change is not one.", c.Verb), nil
+		}
+		if c.Verb == VerbRecreate {
+			return b.recreate(ctx, rc, ch, m)
+		}
+		rev := ""
+		if len(c.Args) > 0 {
+			rev = c.Args[0]
+		}
+		return b.updateOnto(ctx, rc, ch, m, rev)
 	}
 	return "", fmt.Errorf("command %q has no handler", c.Verb)
 }
@@ -165,6 +176,15 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 }
 
 func (b *Bot) setPaused(ctx context.Context, rc *repoCtx, ch forge.Change, paused bool) (string, error) {
+	if m, ok := ParseMarker(ch.Body); ok && m.Variant != "" && m.Paused != paused {
+		// An update change: the marker stops the variant's updates.
+		m.Paused = paused
+		body := markerRE.ReplaceAllString(ch.Body, "")
+		body = strings.TrimSpace(body) + "\n\n" + FormatMarker(m)
+		if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+			return "", err
+		}
+	}
 	w := &work{rc: rc, ch: ch}
 	if err := b.loadStatus(ctx, w); err != nil {
 		return "", err
@@ -185,7 +205,11 @@ func (b *Bot) deleteCommand(ctx context.Context, rc *repoCtx, args []string) (st
 	if len(args) != 1 {
 		return fmt.Sprintf("Usage: `/%s delete PACKAGE`.", b.opts.Name), nil
 	}
-	pkg := strings.Trim(args[0], "/")
+	return b.proposeDeletion(ctx, rc, strings.Trim(args[0], "/"))
+}
+
+// proposeDeletion opens (once) the change that deletes a package.
+func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (string, error) {
 	snap, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, rc.pkgDir(pkg))
 	if err != nil {
 		return "", err

@@ -75,6 +75,7 @@ type dashRow struct {
 	latest    int
 	drafts    []string
 	proposals []string
+	updates   []string
 	paused    bool
 }
 
@@ -107,6 +108,16 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 		return "", err
 	}
 	for _, c := range changes {
+		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+			r := rows[m.Package]
+			if r == nil {
+				r = &dashRow{}
+				rows[m.Package] = r
+			}
+			r.updates = append(r.updates, fmt.Sprintf("#%d", c.Number))
+			r.paused = r.paused || m.Paused
+			continue
+		}
 		comments, err := rc.f.ListComments(ctx, rc.repo, c.Number)
 		if err != nil {
 			return "", err
@@ -139,7 +150,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 	sort.Strings(names)
 	var s strings.Builder
 	fmt.Fprintf(&s, "Packages in `%s` on `%s`, kept by kptbot. Edit nothing here: the bot rewrites this issue.\n\n", rc.repo.FullName, rc.repo.DefaultBranch)
-	s.WriteString("| package | latest revision | drafts | proposed | paused |\n|---|---|---|---|---|\n")
+	s.WriteString("| package | latest revision | drafts | proposed | pending upstream updates | paused |\n|---|---|---|---|---|---|\n")
 	for _, n := range names {
 		r := rows[n]
 		latest := "—"
@@ -150,7 +161,23 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 		if r.paused {
 			paused = "⏸"
 		}
-		fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s |\n", n, latest, strings.Join(r.drafts, " "), strings.Join(r.proposals, " "), paused)
+		fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s | %s |\n", n, latest, strings.Join(r.drafts, " "), strings.Join(r.proposals, " "), strings.Join(r.updates, " "), paused)
+	}
+	pkgs := make([]string, 0, len(rc.fanOut))
+	for p := range rc.fanOut {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n| repository | state |\n|---|---|\n", p)
+		repos := make([]string, 0, len(rc.fanOut[p]))
+		for r := range rc.fanOut[p] {
+			repos = append(repos, r)
+		}
+		sort.Strings(repos)
+		for _, r := range repos {
+			fmt.Fprintf(&s, "| %s | %s |\n", r, rc.fanOut[p][r])
+		}
 	}
 	var errs []string
 	for _, p := range rc.out.Problems {

@@ -60,6 +60,13 @@ type BodyMarker struct {
 	UpstreamLock string `json:"upstreamLock,omitempty"`
 	Digest       string `json:"digest,omitempty"`
 	Deletion     bool   `json:"deletion,omitempty"`
+	// Head is the commit the bot last pushed to an update branch: a
+	// different head means someone else pushed, and the bot stops.
+	Head string `json:"head,omitempty"`
+	// Held is the head the bot already said it will not overwrite.
+	Held string `json:"held,omitempty"`
+	// Paused stops the bot updating this change.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // FormatMarker renders the hidden marker for a change body.

@@ -1,0 +1,348 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitlab"
+	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
+)
+
+const glHookSecret = "e2e-gitlab-webhook-token"
+
+// glWorld is one fake GitLab with a kptbot server in front of it, fed
+// deliveries built from GitLab's real webhook payloads over HTTP.
+type glWorld struct {
+	t    *testing.T
+	gl   *gitlabtest.Server
+	repo forge.Repo
+	srv  *httptest.Server
+	done chan struct{}
+	seq  atomic.Int64
+
+	mu sync.Mutex
+	// mergeSHAs are the sha parameters of the merge calls GitLab received.
+	mergeSHAs []string
+}
+
+// approversConfig makes the GitLab group acme/platform the approvers.
+const approversConfig = `apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata:
+  name: edge-1
+spec:
+  approvals:
+    teams: [acme/platform]
+`
+
+func newGLWorld(t *testing.T) *glWorld {
+	t.Helper()
+	w := &glWorld{t: t, gl: gitlabtest.New(t), done: make(chan struct{}, 100)}
+	w.repo = forge.Repo{Forge: forge.GitLab, FullName: "acme/sites/edge-1", DefaultBranch: "main"}
+	w.gl.Seed(w.repo, "main", map[string][]byte{"pkgs/ns/Kptfile": []byte(kptfile), "pkgs/ns/cm.yaml": []byte(configMap), "kptbot.yaml": []byte(approversConfig)})
+	w.repo.ID, w.repo.CloneURL = w.gl.ProjectID(w.repo), w.gl.CloneURL(w.repo)
+	w.gl.AddGroupMember("acme", "dana", gitlabtest.Developer) // write on every project of acme
+	for _, u := range []string{"alice", "dana"} {
+		w.gl.AddGroupMember("acme/platform", u, gitlabtest.Developer)
+	}
+	w.gl.SetAccess(w.repo, "alice", gitlabtest.Developer)
+	w.gl.SetAccess(w.repo, "mallory", gitlabtest.Reporter)
+	w.gl.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/merge") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var in struct{ SHA string }
+			json.Unmarshal(body, &in)
+			w.mu.Lock()
+			w.mergeSHAs = append(w.mergeSHAs, in.SHA)
+			w.mu.Unlock()
+		}
+		return false
+	})
+
+	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: gitlabtest.BotUsername})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
+		Parsers: map[string]WebhookParser{forge.GitLab: func(r *http.Request) (forge.Event, error) {
+			return gitlab.ParseWebhook(r, []byte(glHookSecret), 25<<20)
+		}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { s.Run(ctx); close(stopped) }()
+	w.srv = httptest.NewServer(s.Router())
+	t.Cleanup(func() { w.srv.Close(); cancel(); <-stopped })
+	return w
+}
+
+// client is an adapter acting as the bot's token (a person's pushes and
+// merge requests are made with it too, then attributed with SetAuthor).
+func (w *glWorld) client() *gitlab.Client {
+	c, err := gitlab.NewClient(w.gl.HTTPClient, w.gl.URL, gitlabtest.Token)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return c
+}
+
+// payload loads a real GitLab webhook payload and sets fields on it
+// (dotted paths) so that it describes this world.
+func (w *glWorld) payload(file string, set map[string]any) []byte {
+	w.t.Helper()
+	raw, err := os.ReadFile("../testdata/webhooks/gitlab/" + file)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		w.t.Fatal(err)
+	}
+	web := "https://gitlab.example/" + w.repo.FullName
+	base := map[string]any{
+		"project.id": w.repo.ID, "project.path_with_namespace": w.repo.FullName, "project.name": "edge-1", "project.namespace": "sites",
+		"project.git_http_url": w.repo.CloneURL, "project.http_url": w.repo.CloneURL, "project.url": w.repo.CloneURL,
+		"project.git_ssh_url": "git@gitlab.example:" + w.repo.FullName + ".git", "project.ssh_url": "git@gitlab.example:" + w.repo.FullName + ".git",
+		"project.web_url": web, "project.homepage": web, "project.default_branch": "main",
+	}
+	for k, v := range set {
+		base[k] = v
+	}
+	for k, v := range base {
+		setPath(m, strings.Split(k, "."), v)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
+// mrFields describes merge request iid at head, under prefix
+// (object_attributes in a merge request hook, merge_request in a note hook).
+func (w *glWorld) mrFields(prefix string, iid int, head string, author string) map[string]any {
+	mr := w.gl.MergeRequest(w.repo, iid)
+	draft := strings.HasPrefix(mr.Title, "Draft:")
+	fields := map[string]any{
+		"iid": iid, "id": iid + 5000, "title": mr.Title, "draft": draft, "work_in_progress": draft, "state": mr.State,
+		"source_branch": mr.Source, "target_branch": mr.Target, "source_project_id": w.repo.ID, "target_project_id": w.repo.ID,
+		"last_commit.id": head, "author_id": w.gl.UserID(author), "url": fmt.Sprintf("https://gitlab.example/%s/-/merge_requests/%d", w.repo.FullName, iid),
+	}
+	out := map[string]any{}
+	for k, v := range fields {
+		out[prefix+"."+k] = v
+	}
+	return out
+}
+
+func (w *glWorld) user(login string) map[string]any {
+	return map[string]any{"user.username": login, "user.name": login, "user.id": w.gl.UserID(login), "user.email": login + "@example.com"}
+}
+
+func merge(ms ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// deliver POSTs a delivery with GitLab's headers and waits until it has
+// been handled when it was queued; it returns the HTTP status.
+func (w *glWorld) deliver(hook, key, token string, body []byte) int {
+	w.t.Helper()
+	req, _ := http.NewRequest("POST", w.srv.URL+"/webhooks/gitlab", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(gitlab.HeaderEvent, hook)
+	req.Header.Set(gitlab.HeaderIdempotencyKey, key)
+	req.Header.Set(gitlab.HeaderEventUUID, key)
+	if token != "" {
+		req.Header.Set(gitlab.HeaderToken, token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		select {
+		case <-w.done:
+		case <-time.After(60 * time.Second):
+			w.t.Fatalf("delivery %s (%s) was not handled", key, hook)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (w *glWorld) key() string { return fmt.Sprintf("idempotency-%d", w.seq.Add(1)) }
+
+// openHumanDraft pushes a branch and opens a Draft MR as author would,
+// and delivers GitLab's "open" hook.
+func (w *glWorld) openHumanDraft(author string) (iid int, head string) {
+	w.t.Helper()
+	ctx := context.Background()
+	c := w.client()
+	cm := strings.Replace(configMap, `replicas: "1"`, `replicas: "3"`, 1)
+	head, err := c.PushFiles(ctx, w.repo, "scale", "", "main", map[string][]byte{"pkgs/ns/cm.yaml": []byte(cm)}, "scale to 3")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ch, err := c.OpenChange(ctx, w.repo, forge.ChangeSpec{Head: "scale", Base: "main", Title: "scale ns", Draft: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.gl.SetAuthor(w.repo, ch.Number, author)
+	body := w.payload("merge_request.json", merge(w.user(author), w.mrFields("object_attributes", ch.Number, head, author),
+		map[string]any{"object_attributes.action": "open", "object_attributes.system": false}))
+	if st := w.deliver("Merge Request Hook", w.key(), glHookSecret, body); st != http.StatusAccepted {
+		w.t.Fatalf("open delivery: HTTP %d", st)
+	}
+	return ch.Number, head
+}
+
+// notePayload adds a note by who, as in the web UI, and returns its hook.
+func (w *glWorld) notePayload(iid int, head, author, who, text string) []byte {
+	id := w.gl.AddNote(w.repo, iid, who, text)
+	return w.payload("note_merge_request.json", merge(w.user(who), w.mrFields("merge_request", iid, head, author), map[string]any{
+		"project_id": w.repo.ID, "object_attributes.id": id, "object_attributes.note": text, "object_attributes.description": text,
+		"object_attributes.author_id": w.gl.UserID(who), "object_attributes.noteable_id": iid + 5000, "object_attributes.project_id": w.repo.ID,
+		"object_attributes.action": "create", "object_attributes.system": false,
+	}))
+}
+
+// approvalPayload approves as who (GitLab's Approve button) and returns
+// the merge request hook GitLab sends for it.
+func (w *glWorld) approvalPayload(iid int, head, author, who string) []byte {
+	w.gl.Approve(w.repo, iid, who)
+	return w.payload("derived/merge_request_approved.json", merge(w.user(who), w.mrFields("object_attributes", iid, head, author),
+		map[string]any{"object_attributes.action": "approved"}))
+}
+
+func (w *glWorld) botNotes(iid int) []string {
+	var out []string
+	for _, n := range w.gl.MergeRequest(w.repo, iid).Notes {
+		if n.Author == gitlabtest.BotUsername && !n.System {
+			out = append(out, n.Body)
+		}
+	}
+	return out
+}
+
+func (w *glWorld) tags() []forge.Tag {
+	tags, err := w.client().ListTags(context.Background(), w.repo)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return tags
+}
+
+// TestGitLabLifecycleEndToEnd is issue 5's scenario 8 (1, 3 and 4 on
+// GitLab): a person's Draft MR is proposed by a note, refused for a
+// Reporter's command and for the author's own approval, approved by a
+// member of the approvers' group, merged with the approved SHA pinned and
+// tagged — once, though GitLab delivers the approval hook three times —
+// through real payload shapes, the webhook server, the GitLab adapter,
+// GitLab's approvals API and real git.
+func TestGitLabLifecycleEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := newGLWorld(t)
+	n, head := w.openHumanDraft("dana"); w.gl.SetAuthor(w.repo, n, "carol")
+	if st, ok := w.gl.Status(w.repo, head, "kptbot/pkgs/ns"); !ok || st.State != "success" || st.Description != "rendered" {
+		t.Fatalf("commit status on the draft = %+v, %v; want success, rendered", st, ok)
+	}
+
+	// Without the webhook's token, or with a wrong one: refused, unread.
+	propose := w.notePayload(n, head, "dana", "dana", "/kptbot propose")
+	for _, token := range []string{"", "wrong-token"} {
+		if st := w.deliver("Note Hook", w.key(), token, propose); st != http.StatusUnauthorized {
+			t.Fatalf("delivery with token %q: HTTP %d, want 401", token, st)
+		}
+	}
+	if mr := w.gl.MergeRequest(w.repo, n); mr.Title != "Draft: scale ns" {
+		t.Fatalf("an unauthenticated delivery changed the MR: title %q", mr.Title)
+	}
+	if st := w.deliver("Note Hook", w.key(), glHookSecret, propose); st != http.StatusAccepted {
+		t.Fatalf("propose: HTTP %d", st)
+	}
+	mr := w.gl.MergeRequest(w.repo, n)
+	if mr.Title != "scale ns" {
+		t.Fatalf("after /kptbot propose the MR title is %q, want the Draft: prefix gone", mr.Title)
+	}
+	for _, note := range mr.Notes {
+		if note.Body == "/kptbot propose" && (len(note.Awards) != 1 || note.Awards[0] != "eyes") {
+			t.Errorf("the propose note has awards %v, want eyes (received)", note.Awards)
+		}
+	}
+
+	// Scenario 4: a Reporter's command and the author's own approval.
+	w.deliver("Note Hook", w.key(), glHookSecret, w.notePayload(n, head, "dana", "mallory", "/kptbot approve"))
+	if notes := w.botNotes(n); !strings.Contains(strings.Join(notes, "\n"), "@mallory 🚫 `approve` needs write permission") {
+		t.Errorf("no refusal for mallory (Reporter) among the bot's notes %q", notes)
+	}
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head, "dana", "dana"))
+	if mr := w.gl.MergeRequest(w.repo, n); mr.State != "opened" || w.gl.Merges(w.repo) != 0 {
+		t.Fatalf("merged on a Reporter's command or the author's own approval: state %s, merges %d", mr.State, w.gl.Merges(w.repo))
+	}
+
+	// Scenario 3: alice's approval hook delivered three times.
+	approval, key := w.approvalPayload(n, head, "dana", "alice"), w.key()
+	var statuses []int
+	for range 3 {
+		statuses = append(statuses, w.deliver("Merge Request Hook", key, glHookSecret, approval))
+	}
+	if statuses[0] != http.StatusAccepted || statuses[1] != http.StatusOK || statuses[2] != http.StatusOK {
+		t.Errorf("redeliveries answered %v, want 202 then 200 (duplicate) twice", statuses)
+	}
+	mr = w.gl.MergeRequest(w.repo, n)
+	if mr.State != "merged" || w.gl.Merges(w.repo) != 1 {
+		t.Fatalf("after alice's approval: state %s, merges %d; want merged once", mr.State, w.gl.Merges(w.repo))
+	}
+	w.mu.Lock()
+	pinned := append([]string(nil), w.mergeSHAs...)
+	w.mu.Unlock()
+	if len(pinned) != 1 || pinned[0] != head {
+		t.Errorf("merge calls carried sha %v, want exactly the approved head %s", pinned, head)
+	}
+
+	// GitLab's own "merge" hook follows; it must not publish again.
+	merged := w.payload("derived/merge_request_merge.json", merge(w.user("alice"), w.mrFields("object_attributes", n, head, "dana"),
+		map[string]any{"object_attributes.action": "merge", "object_attributes.merge_commit_sha": mr.MergeCommitSHA}))
+	if st := w.deliver("Merge Request Hook", w.key(), glHookSecret, merged); st != http.StatusAccepted {
+		t.Fatalf("merge hook: HTTP %d", st)
+	}
+	tags := w.tags()
+	if len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" || tags[0].SHA != mr.MergeCommitSHA {
+		t.Fatalf("tags = %v, want only pkgs/ns/v1 at merge commit %s", tags, mr.MergeCommitSHA)
+	}
+	repo := w.gl.Repository(w.repo)
+	ref, err := repo.Reference(plumbing.NewTagReferenceName("pkgs/ns/v1"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := repo.TagObject(ref.Hash())
+	if err != nil {
+		t.Fatalf("pkgs/ns/v1 is not an annotated tag: %v", err)
+	}
+	if !strings.Contains(tag.Message, "Approved-by: alice\n") || !strings.Contains(tag.Message, head) {
+		t.Errorf("tag message %q: want the approved head and Approved-by: alice (dana's own approval not counted)", tag.Message)
+	}
+	if _, err := repo.Reference(plumbing.NewBranchReferenceName("scale"), false); err == nil {
+		t.Error("the source branch survived publishing")
+	}
+}

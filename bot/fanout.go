@@ -1,0 +1,121 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitrepo"
+)
+
+// fanOutWorkers bounds the downstream repositories worked on at once; the
+// forge's write scheduler, not this, keeps the bot within rate limits.
+const fanOutWorkers = 4
+
+// FanOut brings every variant that follows upstream's package pkg up to
+// date: a clone, update or edit change in each downstream repository.
+func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outcome, []VariantAction, error) {
+	var out Outcome
+	followers, err := b.followers(ctx, upstream, pkg)
+	if err != nil {
+		return out, nil, err
+	}
+	follows := func(pv config.PackageVariant) bool {
+		up := pv.Spec.Upstream
+		return up != nil && sameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
+	}
+	type result struct {
+		out  Outcome
+		acts []VariantAction
+		err  error
+		repo string
+	}
+	jobs := make(chan forge.Repo)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for i := 0; i < fanOutWorkers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				var o Outcome
+				var acts []VariantAction
+				err := b.withRepo(ctx, r, &o, func(rc *repoCtx) error {
+					var err error
+					acts, err = b.reconcileVariants(ctx, rc, follows)
+					return err
+				})
+				results <- result{out: o, acts: acts, err: err, repo: r.FullName}
+			}
+		}()
+	}
+	go func() {
+		for _, r := range followers {
+			jobs <- r
+		}
+		close(jobs)
+		wg.Wait()
+		close(results)
+	}()
+	var acts []VariantAction
+	var errs []error
+	progress := map[string]string{}
+	for res := range results {
+		out.Add(res.out)
+		acts = append(acts, res.acts...)
+		state := "up to date"
+		for _, a := range res.acts {
+			switch {
+			case a.Change != 0 && (a.Kind == "clone" || a.Kind == "update" || a.Kind == "edit"):
+				state = fmt.Sprintf("change #%d (%s)", a.Change, a.Kind)
+			case a.Kind == "held", a.Kind == "skip":
+				state = a.Kind + ": " + a.Why
+			}
+		}
+		if res.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", res.repo, res.err))
+			state = "failed: " + userMessage(res.err)
+		}
+		progress[res.repo] = state
+	}
+	sort.Slice(acts, func(i, j int) bool { return acts[i].Repo+acts[i].Package < acts[j].Repo+acts[j].Package })
+	if err := b.fanOutReport(ctx, upstream, pkg, progress); err != nil {
+		errs = append(errs, err)
+	}
+	return out, acts, errors.Join(errs...)
+}
+
+// fanOutReport writes the fan-out's progress, per downstream repository,
+// onto the upstream repository's dashboard issue.
+func (b *Bot) fanOutReport(ctx context.Context, upstream forge.Repo, pkg string, progress map[string]string) error {
+	if b.opts.DryRun || len(progress) == 0 {
+		return nil
+	}
+	var out Outcome
+	return b.withRepo(ctx, upstream, &out, func(rc *repoCtx) error {
+		rc.fanOut = map[string]map[string]string{pkg: progress}
+		return b.dashboard(ctx, rc)
+	})
+}
+
+// onTag fans a newly published upstream revision out to its followers.
+func (b *Bot) onTag(ctx context.Context, ev forge.Event, out *Outcome) error {
+	tag := strings.TrimPrefix(ev.Ref, "refs/tags/")
+	i := strings.LastIndex(tag, "/")
+	if i < 0 {
+		out.Skipped = "tag " + tag + " is not a package revision (<package>/v<N>)"
+		return nil
+	}
+	if _, ok := gitrepo.ParseRevision(tag[i+1:]); !ok {
+		out.Skipped = "tag " + tag + " is not a package revision (<package>/v<N>)"
+		return nil
+	}
+	o, _, err := b.FanOut(ctx, ev.Repo, tag[:i])
+	out.Add(o)
+	return err
+}

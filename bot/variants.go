@@ -1,0 +1,566 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/reconcile"
+)
+
+// VariantAction is what the bot did (or would do) for one variant.
+type VariantAction struct {
+	Repo    string `json:"repo"`
+	Variant string `json:"variant"`
+	Package string `json:"package"`
+	// Kind is clone, update, edit, none, skip, held or delete.
+	Kind     string `json:"kind"`
+	Why      string `json:"why"`
+	Change   int    `json:"change,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	// Conflicts are fields where local and upstream both changed and
+	// upstream won (the change is opened as a draft when there are any).
+	Conflicts []engine.Conflict `json:"conflicts,omitempty"`
+}
+
+// plannedVariant is a variant's desired package and how it got there.
+type plannedVariant struct {
+	VariantAction
+	pv        config.PackageVariant
+	pkgDir    string
+	files     engine.Tree // rendered desired package
+	published engine.Tree // the package on the default branch
+	lock      string
+	digest    string
+	diff      resourceDiff
+	fromRev   string
+}
+
+// updateBranch is the one branch (and so the one open change) per
+// downstream package that the bot's updates go to.
+func updateBranch(pkg string) string { return "drafts/" + pkg + "/kptbot-update" }
+
+// reconcileVariants converges every variant targeting rc's repository:
+// clone, update or edit changes, one open change per package, deletion
+// changes for packages whose variant is gone. only, when set, limits the
+// work to variants following that upstream package.
+func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(config.PackageVariant) bool) ([]VariantAction, error) {
+	vs, err := b.variantsFor(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	ff, err := b.fetcher(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	main, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, "")
+	if err != nil {
+		return nil, err
+	}
+	sources, err := injectionSources(main.Files, rc.spec.InjectionSources)
+	if err != nil {
+		return nil, err
+	}
+	open, err := rc.f.ListOpenChanges(ctx, rc.repo)
+	if err != nil {
+		return nil, err
+	}
+	openUpdates := 0
+	for _, c := range open {
+		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+			openUpdates++
+		}
+	}
+	var acts []VariantAction
+	var errs []error
+	names := map[string]bool{}
+	for _, pv := range vs {
+		names[pv.Metadata.Name] = true
+		if only != nil && !only(pv) {
+			continue
+		}
+		p, err := b.planVariant(ctx, rc, ff, pv, main, sources)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("variant %s: %w", pv.Metadata.Name, err))
+			rc.out.Problems = append(rc.out.Problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: pv.Spec.Downstream.Package, File: rc.cfgPath, Message: fmt.Sprintf("variant %s: %v", pv.Metadata.Name, err)})
+			continue
+		}
+		if p.Kind == "clone" || p.Kind == "update" || p.Kind == "edit" {
+			if err := b.applyVariant(ctx, rc, main.Commit, p, &openUpdates); err != nil {
+				errs = append(errs, fmt.Errorf("variant %s: %w", pv.Metadata.Name, err))
+			}
+		}
+		acts = append(acts, p.VariantAction)
+	}
+	if only == nil {
+		del, err := b.orphanedVariants(ctx, rc, main.Files, names)
+		errs = append(errs, err)
+		acts = append(acts, del...)
+	}
+	return acts, errors.Join(errs...)
+}
+
+// planVariant computes a variant's desired package: the upstream cloned
+// (first time) or the published package 3-way merged with the upstream
+// revision, then the variant's mutations, then rendered.
+func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, main forge.Snapshot, sources []*yaml.RNode) (*plannedVariant, error) {
+	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
+	if pv.Spec.Paused {
+		return &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg, Kind: "skip", Why: "paused"}}, nil
+	}
+	return b.planOnto(ctx, rc, ff, pv, sub(main.Files, rc.pkgDir(pkg)), "", sources)
+}
+
+// planOnto plans a variant from base (the package as it is where the
+// change will land: the default branch, or an update branch a human
+// pushed to); revision overrides the variant's revision policy.
+func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, base engine.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
+	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
+	p := &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg}, pv: pv, pkgDir: rc.pkgDir(pkg)}
+	rev := revision
+	if rev == "" {
+		var err error
+		if rev, err = ff.latest(ctx, pv.Spec.Upstream); err != nil {
+			return nil, err
+		}
+	}
+	p.Revision = rev
+	p.published = base
+	if len(p.published) > 0 {
+		if o := annotation(p.published, reconcile.OwnerAnnotation); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
+			p.Kind = "skip"
+			p.Why = fmt.Sprintf("%s exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", pkg, o)
+			return p, nil
+		}
+	}
+	desired, kind, err := b.desired(ctx, rc, ff, p, rev)
+	if err != nil {
+		return nil, err
+	}
+	res, err := engine.ApplyVariant(desired, pv, sources)
+	if err != nil {
+		return nil, err
+	}
+	out, err := engine.RenderTree(ctx, res.Tree, engine.RenderOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("rendering the variant: %w", err)
+	}
+	p.files = out.Tree
+	p.digest = digestTree(p.files)
+	p.diff = diffResources(p.published, p.files)
+	if len(p.published) > 0 && sameTree(p.published, p.files) {
+		p.Kind, p.Why = "none", fmt.Sprintf("%s is up to date with %s %s", pkg, pv.Spec.Upstream.Package, rev)
+		return p, nil
+	}
+	p.Kind = kind
+	return p, nil
+}
+
+// desired runs the engine on a scratch directory: get for a clone, update
+// (the variant's strategy) for a new upstream revision.
+func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *plannedVariant, rev string) (engine.Tree, string, error) {
+	tmp, err := os.MkdirTemp("", "kptbot-variant-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, path.Base(p.Package))
+	up := p.pv.Spec.Upstream
+	upRepo := up.Repo
+	if ix, ok := ff.lookup(up.Repo); ok && ix.repo.CloneURL != "" {
+		upRepo = ix.repo.CloneURL // recorded in the Kptfile, so kpt can update it too
+	}
+	kind := "edit"
+	if len(p.published) == 0 {
+		res, err := engine.Get(ctx, ff, dir, engine.GetOptions{Repo: upRepo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: rc.spec.Deployment})
+		if err != nil {
+			return nil, "", err
+		}
+		if len(res.Packages) > 0 {
+			p.lock = res.Packages[0].Resolved.Commit
+		}
+		p.Why = fmt.Sprintf("clone %s/%s %s", up.Repo, strings.Trim(up.Package, "/"), rev)
+		kind = "clone"
+	} else {
+		if err := p.published.Write(dir); err != nil {
+			return nil, "", err
+		}
+		kf, err := engine.DecodeKptfile(engine.KptfileName, p.published[engine.KptfileName])
+		if err != nil {
+			return nil, "", err
+		}
+		p.fromRev = upstreamRef(kf.Upstream)
+		p.Why = "apply the variant's mutations"
+		if p.fromRev != rev {
+			res, err := engine.Update(ctx, ff, dir, engine.UpdateOptions{Version: rev})
+			if err != nil {
+				return nil, "", err
+			}
+			p.Conflicts = res.Conflicts
+			if len(res.Packages) > 0 {
+				p.lock = res.Packages[0].Resolved.Commit
+			}
+			p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, rev)
+			kind = "update"
+		}
+	}
+	files, err := engine.ReadTree(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], reconcile.OwnerAnnotation, p.pv.Metadata.Name)
+	if err == nil {
+		kf, err = engine.SetKptfileAnnotation(kf, reconcile.DeletionPolicyAnnotation, p.pv.Spec.DeletionPolicy)
+	}
+	files[engine.KptfileName] = kf
+	return files, kind, err
+}
+
+// applyVariant pushes the desired package to the package's update branch
+// and opens or updates its one change: one git push plus one REST write
+// for the change and one for the check.
+func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *plannedVariant, openUpdates *int) error {
+	branch := updateBranch(p.Package)
+	changes, err := rc.f.ListChangesByHead(ctx, rc.repo, branch)
+	if err != nil {
+		return err
+	}
+	var cur *forge.Change
+	for i := range changes {
+		if changes[i].State == "open" {
+			cur = &changes[i]
+		}
+	}
+	policy := p.pv.Spec.UpdatePolicy
+	draft := policy == "draft" || len(p.Conflicts) > 0
+	if cur == nil && *openUpdates >= rc.spec.MaxOpenUpdates {
+		p.Kind, p.Why = "skip", fmt.Sprintf("%d update changes are open (spec.maxOpenUpdates): waiting", *openUpdates)
+		return nil
+	}
+	oldSHA := ""
+	var marker BodyMarker
+	if cur != nil {
+		p.Change = cur.Number
+		marker, _ = ParseMarker(cur.Body)
+		if marker.Paused {
+			p.Kind, p.Why = "skip", fmt.Sprintf("#%d is paused", cur.Number)
+			return nil
+		}
+		if marker.Head != "" && cur.HeadSHA != marker.Head {
+			p.Kind, p.Why = "held", fmt.Sprintf("#%d has commits the bot did not push; comment /%s recreate or /%s update", cur.Number, b.opts.Name, b.opts.Name)
+			if marker.Held != cur.HeadSHA && !b.opts.DryRun {
+				marker.Held = cur.HeadSHA
+				body := b.updateBody(p, marker)
+				if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+					return err
+				}
+				return b.reply(ctx, rc, cur.Number, fmt.Sprintf("Upstream moved (%s), but this branch has commits kptbot did not push (head `%s`), so kptbot left it alone. Comment `/%s update` to merge the new upstream onto them, or `/%s recreate` to rebuild the branch from scratch (dropping them).", p.Why, short(cur.HeadSHA), b.opts.Name, b.opts.Name))
+			}
+			return nil
+		}
+		if marker.Digest == p.digest {
+			p.Kind, p.Why = "none", fmt.Sprintf("#%d already holds %s", cur.Number, p.Revision)
+			return nil
+		}
+		oldSHA = cur.HeadSHA
+	} else if brs, err := rc.f.ListBranches(ctx, rc.repo); err == nil {
+		for _, br := range brs {
+			if br.Name == branch {
+				oldSHA = br.SHA // a branch left by a closed change: replaced
+			}
+		}
+	} else {
+		return err
+	}
+	if b.opts.DryRun {
+		return nil
+	}
+	files := map[string][]byte{}
+	for f, c := range p.files {
+		files[p.pkgDir+"/"+f] = c
+	}
+	for f := range p.published {
+		if _, ok := p.files[f]; !ok {
+			files[p.pkgDir+"/"+f] = nil
+		}
+	}
+	msg := fmt.Sprintf("%s: %s\n\n%s", p.Package, p.Why, trailerFor(p))
+	head, err := rc.f.PushFiles(ctx, rc.repo, branch, oldSHA, mainSHA, files, msg)
+	if err != nil {
+		return err
+	}
+	marker = BodyMarker{Package: p.Package, Variant: p.Variant, UpstreamLock: p.lock, Digest: p.digest, Head: head}
+	title := fmt.Sprintf("kptbot: %s %s", p.Package, p.Why)
+	body := b.updateBody(p, marker)
+	if cur == nil {
+		c, err := rc.f.OpenChange(ctx, rc.repo, forge.ChangeSpec{Head: branch, Base: rc.repo.DefaultBranch, Title: title, Body: body, Draft: draft})
+		if err != nil {
+			return err
+		}
+		*openUpdates++
+		p.Change = c.Number
+		rc.out.Opened = append(rc.out.Opened, ChangeRef{Repo: rc.repo.FullName, Number: c.Number, Package: p.Package, Title: title, URL: c.URL})
+	} else {
+		u := forge.ChangeUpdate{Title: &title, Body: &body}
+		if draft && !cur.Draft {
+			u.Draft = &draft
+		}
+		if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, u); err != nil {
+			return err
+		}
+		rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: cur.Number, Package: p.Package, Title: title, URL: cur.URL})
+	}
+	rep := forge.CheckReport{Name: checkPrefix + p.Package, HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered", Summary: p.diff.Summary()}
+	rc.out.Checks = append(rc.out.Checks, CheckRef{Repo: rc.repo.FullName, Name: rep.Name, SHA: head, Conclusion: string(rep.Conclusion), Package: p.Package, Summary: rep.Title})
+	if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
+		return err
+	}
+	if policy == "publish" && !draft {
+		return b.publishUpdate(ctx, rc, p, head)
+	}
+	return nil
+}
+
+// publishUpdate merges an update change whose variant's updatePolicy is
+// publish: the repository's owner pre-approved such updates in
+// kptbot.yaml, so the bot merges once the render is green.
+func (b *Bot) publishUpdate(ctx context.Context, rc *repoCtx, p *plannedVariant, head string) error {
+	ch, err := rc.f.GetChange(ctx, rc.repo, p.Change)
+	if err != nil {
+		return err
+	}
+	w := &work{rc: rc, ch: ch, results: []pkgResult{{name: p.Package, dir: p.pkgDir, ok: true}}}
+	sha, err := rc.f.Merge(ctx, rc.repo, ch.Number, head, rc.spec.MergeMethod)
+	if err != nil {
+		if errors.Is(err, forge.ErrNotMergeable) || errors.Is(err, forge.ErrConflict) {
+			p.Why += " (publish deferred: " + err.Error() + ")"
+			return nil
+		}
+		return err
+	}
+	rc.out.Merged = append(rc.out.Merged, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Package: p.Package, Title: ch.Title, URL: ch.URL})
+	w.ch.Merged, w.ch.MergeCommitSHA, w.ch.HeadSHA = true, sha, head
+	return b.finishPublish(ctx, w, w.results, []string{"updatePolicy: publish (" + p.Variant + ")"})
+}
+
+func (b *Bot) updateBody(p *plannedVariant, m BodyMarker) string {
+	var s strings.Builder
+	up := p.pv.Spec.Upstream
+	fmt.Fprintf(&s, "This change is maintained by kptbot for the PackageVariant `%s`.\n\n", p.Variant)
+	fmt.Fprintf(&s, "| | |\n|---|---|\n| upstream | `%s` package `%s` |\n| revision | %s |\n| lock | `%s` |\n| strategy | %s |\n\n",
+		up.Repo, strings.Trim(up.Package, "/"), revRange(p.fromRev, p.Revision), short(p.lock), strategyOf(p.published))
+	if len(p.Conflicts) > 0 {
+		s.WriteString("### Conflicts (local and upstream both changed; upstream won)\n\n| file | resource | field | local | upstream |\n|---|---|---|---|---|\n")
+		for _, c := range p.Conflicts {
+			fmt.Fprintf(&s, "| `%s` | `%s` | `%s` | `%s` | `%s` |\n", c.File, c.Resource, c.Field, truncate(c.Local, 80), truncate(c.Upstream, 80))
+		}
+		s.WriteString("\nThe change is a draft until someone checks these.\n\n")
+	}
+	s.WriteString("### Rendered resources\n\n" + p.diff.Summary() + "\n\n")
+	fmt.Fprintf(&s, "Commands: `/kptbot pause`, `/kptbot update [REV]`, `/kptbot recreate`.\n\n%s", FormatMarker(m))
+	return s.String()
+}
+
+func revRange(from, to string) string {
+	if from == "" || from == to {
+		return to
+	}
+	return from + " → " + to
+}
+
+func strategyOf(t engine.Tree) string {
+	if kf, err := engine.DecodeKptfile(engine.KptfileName, t[engine.KptfileName]); err == nil && kf.Upstream != nil && kf.Upstream.UpdateStrategy != "" {
+		return string(kf.Upstream.UpdateStrategy)
+	}
+	return "resource-merge"
+}
+
+func trailerFor(p *plannedVariant) string {
+	return fmt.Sprintf(`kpt:{"package":%q,"workspaceName":"kptbot-update","revision":"","task":{"type":"edit","edit":{"packageVariant":%q}}}`, p.Package, p.Variant)
+}
+
+// orphanedVariants applies deletionPolicy to packages owned by variants
+// that no longer exist: delete proposes the deletion, orphan keeps it.
+func (b *Bot) orphanedVariants(ctx context.Context, rc *repoCtx, files map[string][]byte, names map[string]bool) ([]VariantAction, error) {
+	var acts []VariantAction
+	var errs []error
+	for _, dir := range rc.packagesIn(files) {
+		t := sub(files, dir)
+		o := annotation(t, reconcile.OwnerAnnotation)
+		if o == "" || names[o] {
+			continue
+		}
+		pkg := rc.pkgName(dir)
+		a := VariantAction{Repo: rc.repo.FullName, Variant: o, Package: pkg}
+		if annotation(t, reconcile.DeletionPolicyAnnotation) == "orphan" {
+			a.Kind, a.Why = "none", fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s", o, pkg)
+		} else {
+			a.Kind, a.Why = "delete", fmt.Sprintf("variant %s no longer exists; deletionPolicy delete", o)
+			msg, err := b.proposeDeletion(ctx, rc, pkg)
+			errs = append(errs, err)
+			a.Why += ": " + msg
+		}
+		acts = append(acts, a)
+	}
+	return acts, errors.Join(errs...)
+}
+
+func annotation(files engine.Tree, key string) string {
+	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
+	if err != nil {
+		return ""
+	}
+	return kf.Annotations[key]
+}
+
+func sameTree(a, b engine.Tree) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, x := range a {
+		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// injectionSources reads the objects under the repository's injection
+// source directories.
+func injectionSources(files map[string][]byte, dirs []string) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, dir := range dirs {
+		prefix := strings.Trim(dir, "/") + "/"
+		for _, p := range paths {
+			if !strings.HasPrefix(p, prefix) || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+				continue
+			}
+			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(files[p]), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				return nil, fmt.Errorf("injection source %s: %w", p, err)
+			}
+			for _, n := range nodes {
+				_ = n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", p))
+			}
+			out = append(out, nodes...)
+		}
+	}
+	return out, nil
+}
+
+// upstreamRef is the upstream ref a package's Kptfile records.
+func upstreamRef(u *kptfilev1.Upstream) string {
+	if u == nil || u.Git == nil {
+		return ""
+	}
+	return u.Git.Ref
+}
+
+// variantNamed finds a variant targeting rc's repository by name.
+func (b *Bot) variantNamed(ctx context.Context, rc *repoCtx, name string) (config.PackageVariant, bool, error) {
+	vs, err := b.variantsFor(ctx, rc)
+	if err != nil {
+		return config.PackageVariant{}, false, err
+	}
+	for _, pv := range vs {
+		if pv.Metadata.Name == name {
+			return pv, true, nil
+		}
+	}
+	return config.PackageVariant{}, false, nil
+}
+
+// recreate rebuilds an update change from scratch at a person's request,
+// dropping commits others pushed to its branch.
+func (b *Bot) recreate(ctx context.Context, rc *repoCtx, ch forge.Change, m BodyMarker) (string, error) {
+	if _, ok, err := b.variantNamed(ctx, rc, m.Variant); err != nil || !ok {
+		return fmt.Sprintf("The variant `%s` no longer targets this repository.", m.Variant), err
+	}
+	m.Head, m.Held, m.Digest = ch.HeadSHA, "", "" // consent to replace this head
+	body := strings.TrimSpace(markerRE.ReplaceAllString(ch.Body, "")) + "\n\n" + FormatMarker(m)
+	if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+		return "", err
+	}
+	acts, err := b.reconcileVariants(ctx, rc, func(pv config.PackageVariant) bool { return pv.Metadata.Name == m.Variant })
+	if err != nil {
+		return "", err
+	}
+	for _, a := range acts {
+		if a.Variant == m.Variant {
+			return fmt.Sprintf("Recreated from scratch: %s.", a.Why), nil
+		}
+	}
+	return "Nothing to recreate.", nil
+}
+
+// updateOnto merges the upstream revision (latest by the variant's policy,
+// or rev) onto the change's branch as it is, keeping commits others pushed.
+func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m BodyMarker, rev string) (string, error) {
+	pv, ok, err := b.variantNamed(ctx, rc, m.Variant)
+	if err != nil || !ok {
+		return fmt.Sprintf("The variant `%s` no longer targets this repository.", m.Variant), err
+	}
+	ff, err := b.fetcher(ctx, rc)
+	if err != nil {
+		return "", err
+	}
+	head, err := rc.f.ReadTree(ctx, rc.repo, ch.HeadSHA, "")
+	if err != nil {
+		return "", err
+	}
+	sources, err := injectionSources(head.Files, rc.spec.InjectionSources)
+	if err != nil {
+		return "", err
+	}
+	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
+	p, err := b.planOnto(ctx, rc, ff, pv, sub(head.Files, rc.pkgDir(pkg)), rev, sources)
+	if err != nil {
+		return "", err
+	}
+	if p.Kind == "none" || sameTree(p.published, p.files) {
+		return fmt.Sprintf("This branch already holds %s.", p.Revision), nil
+	}
+	files := map[string][]byte{}
+	for f, c := range p.files {
+		files[p.pkgDir+"/"+f] = c
+	}
+	for f := range p.published {
+		if _, ok := p.files[f]; !ok {
+			files[p.pkgDir+"/"+f] = nil
+		}
+	}
+	newHead, err := rc.f.PushFiles(ctx, rc.repo, ch.HeadRef, ch.HeadSHA, ch.HeadSHA, files, fmt.Sprintf("%s: %s\n\n%s", p.Package, p.Why, trailerFor(p)))
+	if err != nil {
+		return "", err
+	}
+	p.Change = ch.Number
+	m = BodyMarker{Package: p.Package, Variant: p.Variant, UpstreamLock: p.lock, Digest: p.digest, Head: newHead}
+	body := b.updateBody(p, m)
+	if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+		return "", err
+	}
+	rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Package: p.Package, Title: ch.Title, URL: ch.URL})
+	msg := fmt.Sprintf("Merged %s onto this branch (your commits kept): `%s`.", p.Revision, short(newHead))
+	if len(p.Conflicts) > 0 {
+		msg += fmt.Sprintf(" %d conflicts: see the table in the description.", len(p.Conflicts))
+	}
+	return msg, nil
+}
