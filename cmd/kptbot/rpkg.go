@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/spf13/cobra"
 )
@@ -203,6 +204,7 @@ func rpkgInit() *cobra.Command {
 func rpkgClone() *cobra.Command {
 	var f rpkgFlags
 	var forDeployment bool
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "clone REPO_URI[.git]/PKG_PATH[@VERSION] PACKAGE --repo URL --workspace WS",
 		Short: "Create a draft by cloning an upstream package (kpt pkg get into the repository)",
@@ -222,7 +224,11 @@ func rpkgClone() *cobra.Command {
 			}
 			defer os.RemoveAll(tmp)
 			pkgDir := filepath.Join(tmp, filepath.Base(args[1]))
-			res, err := engine.Get(cmd.Context(), fetch.NewClient(), pkgDir, engine.GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version, ForDeployment: forDeployment})
+			src, err := sf.client()
+			if err != nil {
+				return err
+			}
+			res, err := engine.Get(cmd.Context(), src, pkgDir, engine.GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version, ForDeployment: forDeployment})
 			if err != nil {
 				return err
 			}
@@ -234,18 +240,33 @@ func rpkgClone() *cobra.Command {
 				return err
 			}
 			up := res.Packages[0]
-			task := fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"git":{"repo":%q,"directory":%q,"ref":%q}}}}`, up.Repo, up.Dir, up.Resolved.Ref)
+			task := cloneTask(up)
 			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, []byte(task))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s cloned from %s%s@%s as a draft (%s)\n", args[1], f.workspace, up.Repo, up.Dir, up.Resolved.Ref, commit[:12])
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s cloned from %s as a draft (%s)\n", args[1], f.workspace, describe(up), commit[:12])
 			return nil
 		},
 	}
 	f.add(cmd, true, false)
 	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "generate package-context.yaml")
+	sf.register(cmd)
 	return cmd
+}
+
+// cloneTask is the clone task recorded in the draft's kpt trailer, in
+// Porch's shape: upstreamRef.git for git, upstreamRef.oci.image (pinned by
+// digest) for OCI; an archive, which Porch has no type for, is recorded
+// as its URL and digest under upstreamRef.http.
+func cloneTask(up engine.FetchedPackage) string {
+	switch up.Store {
+	case locator.OCI:
+		return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"type":"oci","oci":{"image":%q}}}}`, locator.ImageName(up.Repo, up.Dir)+"@"+up.Resolved.Commit)
+	case locator.HTTP:
+		return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"type":"http","http":{"url":%q,"directory":%q,"digest":%q}}}}`, locator.Expand(up.Repo, up.Resolved.Ref), up.Dir, up.Resolved.Commit)
+	}
+	return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"git":{"repo":%q,"directory":%q,"ref":%q}}}}`, up.Repo, up.Dir, up.Resolved.Ref)
 }
 
 func rpkgCopy() *cobra.Command {
@@ -365,6 +386,7 @@ func rpkgPush() *cobra.Command {
 func rpkgUpgrade() *cobra.Command {
 	var f rpkgFlags
 	var version, strategy string
+	var sf sourceFlags
 	cmd := &cobra.Command{
 		Use:   "upgrade PACKAGE --repo URL --workspace WS [--to VERSION]",
 		Short: "Merge a newer upstream into a draft (3-way, like kpt pkg update)",
@@ -386,7 +408,11 @@ func rpkgUpgrade() *cobra.Command {
 			if err := files.Write(tmp); err != nil {
 				return err
 			}
-			res, err := engine.Update(cmd.Context(), fetch.NewClient(), tmp, engine.UpdateOptions{Version: version, Strategy: strategy})
+			src, err := sf.client()
+			if err != nil {
+				return err
+			}
+			res, err := engine.Update(cmd.Context(), src, tmp, engine.UpdateOptions{Version: version, Strategy: strategy})
 			if err != nil {
 				return err
 			}
@@ -411,6 +437,7 @@ func rpkgUpgrade() *cobra.Command {
 	f.add(cmd, true, false)
 	cmd.Flags().StringVar(&version, "to", "", "upstream version (default: the Kptfile's upstream ref)")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "update strategy")
+	sf.register(cmd)
 	return cmd
 }
 

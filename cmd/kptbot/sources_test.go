@@ -149,3 +149,37 @@ func TestPushAndGetErrors(t *testing.T) {
 		t.Fatalf("pinned get: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestRpkgFromOCI: a draft cloned from an OCI package records Porch's
+// clone task (upstreamRef.oci.image, pinned by digest) and upgrades from
+// the registry.
+func TestRpkgFromOCI(t *testing.T) {
+	t.Parallel()
+	host := ocitest.MemRegistry(t)
+	repo := "oci://" + host + "/blueprints"
+	d1 := push(t, repo+"//basens:v1", writePackage(t, "1"))
+	root := t.TempDir()
+	deploy := filepath.Join(root, "deploy.git")
+	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", deploy)
+	wt := gitfixture.WorkTree(t, deploy)
+	gitfixture.WriteFiles(t, wt, map[string]string{"README.md": "edge-1\n"})
+	gitfixture.CommitAndTag(t, wt, "initial", "")
+
+	out, stderr, code := kptbot(t, "rpkg", "clone", repo+"//basens:v1", "team-a", "--workspace", "w", "--repo", deploy)
+	if code != 0 || !strings.Contains(out, "cloned from "+repo+"//basens at v1 ("+d1+")") {
+		t.Fatalf("rpkg clone: exit %d\n%s%s", code, out, stderr)
+	}
+	msg := gitfixture.Git(t, deploy, "log", "-1", "--format=%B", "drafts/team-a/w")
+	if want := `"upstreamRef":{"type":"oci","oci":{"image":"` + host + `/blueprints/basens@` + d1 + `"}}`; !strings.Contains(msg, want) {
+		t.Fatalf("clone trailer lacks %s:\n%s", want, msg)
+	}
+	d2 := push(t, repo+"//basens:v2", writePackage(t, "2"))
+	out, stderr, code = kptbot(t, "rpkg", "upgrade", "team-a", "--workspace", "w", "--to", "v2", "--repo", deploy)
+	if code != 0 || !strings.Contains(out, "upgraded to v2") {
+		t.Fatalf("rpkg upgrade: exit %d\n%s%s", code, out, stderr)
+	}
+	kf := gitfixture.Git(t, deploy, "show", "drafts/team-a/w:team-a/Kptfile")
+	if !strings.Contains(kf, "kptbot.dev/upstream-lock-resource-version: "+d2) {
+		t.Fatalf("upgraded draft Kptfile:\n%s", kf)
+	}
+}
