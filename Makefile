@@ -31,11 +31,13 @@ test-race:
 # Benchmarks: render 1k/10k resources through a 5-function built-in pipeline,
 # resource-merge updates of a 1k-resource package, both against the kpt CLI
 # when `kpt` is on PATH (skipped cleanly otherwise); the built-in pipeline;
-# the diff printer; a 200-repository reconcile; webhook intake.
+# the diff printer; a 200-repository reconcile; webhook intake; unpacking
+# and fetching a 1,000-resource package archive / OCI artifact.
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./engine/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 30m ./reconcile
 	go test -run '^$$' -bench . -benchtime 2s ./forge/...
+	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
 
 # The main job end to end on local git repositories: Porch's lifecycle and
 # package variants across an upstream and three downstream repositories.
