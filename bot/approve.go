@@ -65,7 +65,7 @@ func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
 			continue
 		}
 		switch {
-		case sameLogin(a.login, b.opts.Login):
+		case sameLogin(a.login, b.login(rc.repo.Forge)):
 			continue
 		case sameLogin(a.login, ch.Author.Login) && (rules == nil || !rules.AllowAuthor):
 			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.login))

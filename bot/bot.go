@@ -32,7 +32,10 @@ type Options struct {
 	Name string
 	// Login is the bot's own account (e.g. "kptbot[bot]"): its comments
 	// are never commands, and only its comments hold trusted state.
-	Login     string
+	Login string
+	// Logins overrides Login per forge name: the bot is one account on
+	// each forge (on GitLab the token's user, e.g. project_42_bot_1a2b).
+	Logins    map[string]string
 	Functions Policy
 	Logger    *slog.Logger
 	// DryRun computes and reports what would be done without writing.
@@ -63,6 +66,14 @@ func New(opts Options) (*Bot, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Bot{opts: opts, log: log}, nil
+}
+
+// login is the bot's own account on forge f.
+func (b *Bot) login(f string) string {
+	if l := b.opts.Logins[f]; l != "" {
+		return l
+	}
+	return b.opts.Login
 }
 
 // ConfigPaths are where kptbot.yaml may live, in order of preference.
@@ -210,7 +221,7 @@ func packageOf(pkgs []string, file string) string {
 func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	var out Outcome
 	log := b.log.With("delivery", ev.DeliveryID, "repo", ev.Repo.FullName, "event", string(ev.Kind))
-	if sameLogin(ev.Sender.Login, b.opts.Login) && ev.Kind != forge.EventChangeMerged {
+	if sameLogin(ev.Sender.Login, b.login(ev.Repo.Forge)) && ev.Kind != forge.EventChangeMerged {
 		out.Skipped = "event caused by the bot itself"
 		return out, nil
 	}

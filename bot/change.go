@@ -198,7 +198,7 @@ func (b *Bot) loadStatus(ctx context.Context, w *work) error {
 	if err != nil {
 		return err
 	}
-	w.status = findStatus(comments, b.opts.Login)
+	w.status = findStatus(comments, b.login(w.rc.repo.Forge))
 	w.st = w.status.state
 	return nil
 }

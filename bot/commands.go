@@ -21,7 +21,7 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 		out.Skipped = "edited comments are never read as commands"
 		return nil
 	}
-	if sameLogin(ev.Comment.Author.Login, b.opts.Login) || ev.Comment.Author.Bot {
+	if sameLogin(ev.Comment.Author.Login, b.login(ev.Repo.Forge)) || ev.Comment.Author.Bot {
 		out.Skipped = "comment by a bot"
 		return nil
 	}

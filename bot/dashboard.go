@@ -122,7 +122,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		st := findStatus(comments, b.opts.Login).state
+		st := findStatus(comments, b.login(rc.repo.Forge)).state
 		for _, p := range st.Packages {
 			r := rows[p]
 			if r == nil {

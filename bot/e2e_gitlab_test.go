@@ -74,7 +74,10 @@ func newGLWorld(t *testing.T) *glWorld {
 		return false
 	})
 
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: gitlabtest.BotUsername})
+	// The bot's GitHub login stays the default; on GitLab it is the
+	// token's user, whose notes alone hold the bot's state.
+	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
+		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +265,7 @@ func (w *glWorld) tags() []forge.Tag {
 func TestGitLabLifecycleEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := newGLWorld(t)
-	n, head := w.openHumanDraft("dana"); w.gl.SetAuthor(w.repo, n, "carol")
+	n, head := w.openHumanDraft("dana")
 	if st, ok := w.gl.Status(w.repo, head, "kptbot/pkgs/ns"); !ok || st.State != "success" || st.Description != "rendered" {
 		t.Fatalf("commit status on the draft = %+v, %v; want success, rendered", st, ok)
 	}
@@ -325,6 +328,15 @@ func TestGitLabLifecycleEndToEnd(t *testing.T) {
 		map[string]any{"object_attributes.action": "merge", "object_attributes.merge_commit_sha": mr.MergeCommitSHA}))
 	if st := w.deliver("Merge Request Hook", w.key(), glHookSecret, merged); st != http.StatusAccepted {
 		t.Fatalf("merge hook: HTTP %d", st)
+	}
+	status := 0
+	for _, note := range w.botNotes(n) {
+		if strings.HasPrefix(note, "**kptbot** status") {
+			status++
+		}
+	}
+	if status != 1 {
+		t.Errorf("%d status notes, want one, edited in place (the bot must recognise its own GitLab user)", status)
 	}
 	tags := w.tags()
 	if len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" || tags[0].SHA != mr.MergeCommitSHA {

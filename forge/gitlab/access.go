@@ -98,3 +98,15 @@ func (c *Client) TeamMember(ctx context.Context, _ forge.Repo, team, login strin
 	}
 	return m.State == "" || m.State == "active", nil
 }
+
+// Self returns the token's own user. The bot needs it as its GitLab login
+// (bot.Options.Logins): only notes by that user hold the bot's state, and
+// GitLab names a project or group token's user project_<id>_bot_<hex>,
+// not after the bot.
+func (c *Client) Self(ctx context.Context) (forge.User, error) {
+	u, _, err := c.gl.Users.CurrentUser(ctxOpt(ctx))
+	if err != nil {
+		return forge.User{}, c.apiError("reading the token's user", err)
+	}
+	return forge.User{Login: u.Username, ID: u.ID, Bot: u.Bot || isBotUsername(u.Username)}, nil
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
 	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
@@ -78,6 +79,22 @@ func hasRequest(log []string, want string) bool {
 		}
 	}
 	return false
+}
+
+func TestSelfIsTheTokensUser(t *testing.T) {
+	t.Parallel()
+	_, c := newFakeGitLab(t, "/api/v4")
+	me, err := c.Self(context.Background())
+	if err != nil || me.Login != gitlabtest.BotUsername || !me.Bot || me.ID == 0 {
+		t.Errorf("Self = %+v, %v; want the bot user %s", me, err, gitlabtest.BotUsername)
+	}
+	bad, err := NewClient(nil, c.BaseURL(), "wrong-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Self(context.Background()); !errors.Is(err, forge.ErrPermission) {
+		t.Errorf("Self with a wrong token: %v, want ErrPermission", err)
+	}
 }
 
 func TestPaginationAcrossPages(t *testing.T) {
