@@ -246,12 +246,23 @@ func TestGenericKptfileValidation(t *testing.T) {
 		{base + "upstream:\n  type: generic\n", "metadata.annotations[kptbot.dev/upstream-resource-id] is missing"},
 		{strings.Replace(base, "name: p\n", "name: p\n  annotations:\n    kptbot.dev/upstream-store-id: oci\n    kptbot.dev/upstream-resource-id: https://h/x.git\n", 1) + "upstream:\n  type: generic\n", "neither an oci:// reference nor an http(s) archive URL"},
 		{strings.Replace(base, "name: p\n", "name: p\n  annotations:\n    kptbot.dev/upstream-lock-store-id: oci\n    kptbot.dev/upstream-lock-resource-id: oci://h/r//p:v1\n    kptbot.dev/upstream-lock-resource-version: v1\n", 1) + "upstreamLock:\n  type: generic\n", "is not a sha256 digest"},
-		{base + "upstream:\n  type: helm\n", `upstream.type "helm": expected git or generic`},
 	}
 	for _, tc := range tests {
 		if _, err := DecodeKptfile("Kptfile", []byte(tc.kptfile)); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("DecodeKptfile error = %v, want containing %q\n%s", err, tc.msg, tc.kptfile)
 		}
+	}
+	// An origin type kpt does not know still reads; updating from it is
+	// refused with what was expected.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, KptfileName), []byte(base+"upstream:\n  type: helm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadKptfile(dir); err != nil {
+		t.Fatalf("a Kptfile with upstream.type helm: %v", err)
+	}
+	if _, err := Update(context.Background(), fetch.NewClient(), dir, UpdateOptions{}); err == nil || !strings.Contains(err.Error(), `upstream.type "helm": expected git or generic`) {
+		t.Fatalf("update from upstream.type helm: %v", err)
 	}
 }
 

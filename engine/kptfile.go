@@ -76,11 +76,17 @@ func validateKptfile(kf *kptfilev1.KptFile) error {
 	if kf.Upstream != nil && kf.Upstream.Type == kptfilev1.GitOrigin && kf.Upstream.Git == nil {
 		return fmt.Errorf("upstream.git: must be set when upstream.type is git")
 	}
-	if _, err := UpstreamOf(kf); err != nil {
-		return err
+	// A generic upstream or lock must be complete; other origin types kpt
+	// does not know are left for the operations that use them to refuse.
+	if kf.Upstream != nil && kf.Upstream.Type == GenericOrigin {
+		if _, err := UpstreamOf(kf); err != nil {
+			return err
+		}
 	}
-	if _, err := LockOf(kf); err != nil {
-		return err
+	if kf.UpstreamLock != nil && kf.UpstreamLock.Type == GenericOrigin {
+		if _, err := LockOf(kf); err != nil {
+			return err
+		}
 	}
 	return nil
 }
