@@ -229,7 +229,7 @@ func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (str
 			}
 		}
 	}
-	branch := gitrepo.DeletionProposedBranch(pkg, latest)
+	branch := strings.TrimPrefix(gitrepo.DeletionProposedBranch(pkg, latest), "refs/heads/")
 	if existing, err := rc.f.ListChangesByHead(ctx, rc.repo, branch); err == nil {
 		for _, c := range existing {
 			if c.State == "open" {

@@ -26,6 +26,8 @@ type Fake struct {
 	reactions []Reaction
 	// mergeBlocked holds a branch-protection refusal per repository.
 	mergeBlocked map[string]string
+	topics       map[string][]string
+	calls        map[string]int
 	// Perms maps "owner/name:login" to a permission (default read).
 	Perms map[string]forge.Permission
 	// TeamMembers maps "team:login" to membership.
@@ -65,7 +67,8 @@ var _ forge.Forge = (*Fake)(nil)
 // New returns an empty fake forge.
 func New() *Fake {
 	return &Fake{repos: map[string]*repo{}, failures: map[string]error{}, Perms: map[string]forge.Permission{},
-		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{}}
+		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{},
+		topics: map[string][]string{}, calls: map[string]int{}}
 }
 
 // Fail makes every later call of op (a method name, e.g. "Merge") return
@@ -140,6 +143,7 @@ func (rp *repo) resolve(ref string) (string, bool) {
 
 func (f *Fake) enter(op string) (func(), error) {
 	f.mu.Lock()
+	f.calls[op]++
 	if err := f.failures[op]; err != nil {
 		f.mu.Unlock()
 		return nil, err
@@ -495,7 +499,7 @@ func (f *Fake) ListRepos(_ context.Context) ([]forge.Repo, error) {
 	defer unlock()
 	out := make([]forge.Repo, 0, len(f.repos))
 	for name := range f.repos {
-		out = append(out, forge.Repo{FullName: name, DefaultBranch: "main"})
+		out = append(out, forge.Repo{FullName: name, DefaultBranch: "main", Topics: f.topics[name]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].FullName < out[j].FullName })
 	return out, nil
@@ -790,4 +794,20 @@ func (f *Fake) BlockMerges(r forge.Repo, reason string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mergeBlocked[r.FullName] = reason
+}
+
+// SetTopics sets a repository's topics, which PackageVariantSet selectors
+// match.
+func (f *Fake) SetTopics(r forge.Repo, topics ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.repo(r)
+	f.topics[r.FullName] = topics
+}
+
+// Calls returns how many times op (a method name) was called.
+func (f *Fake) Calls(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
 }
