@@ -279,3 +279,6 @@ func TestRunFailures(t *testing.T) {
 		t.Errorf("Run with a bad input: %v, stdout %q", err, stdout.String())
 	}
 }
+
+// *bot.Bot is what `kptbot action` runs: it must satisfy Bot.
+var _ Bot = (*bot.Bot)(nil)

@@ -47,9 +47,9 @@ type call struct {
 
 // setupRecord is Setup without the logger.
 type setupRecord struct {
-	Forge, APIURL, Token, Config, Workspace string
-	Repo                                    forge.Repo
-	DryRun                                  bool
+	Forge, APIURL, ServerURL, Token, Config, Workspace string
+	Repo                                               forge.Repo
+	DryRun                                             bool
 }
 
 func (s scripted) result() (bot.Outcome, error) {
@@ -144,7 +144,7 @@ func TestGolden(t *testing.T) {
 					if s.Logger == nil {
 						t.Error("Setup.Logger is nil")
 					}
-					setup = &setupRecord{Forge: s.Forge, APIURL: s.APIURL, Token: s.Token, Config: s.Config,
+					setup = &setupRecord{Forge: s.Forge, APIURL: s.APIURL, ServerURL: s.ServerURL, Token: s.Token, Config: s.Config,
 						Workspace: s.Workspace, Repo: s.Repo, DryRun: s.DryRun}
 					return rb, nil
 				},

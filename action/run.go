@@ -33,6 +33,10 @@ type Setup struct {
 	Forge string
 	// APIURL is the forge's API root for the client.
 	APIURL string
+	// ServerURL is the forge's web and git root (https://github.com, a
+	// GitHub Enterprise Server or GitLab host): the prefix of clone URLs for
+	// repositories that come without one.
+	ServerURL string
 	// Token authenticates to the forge. Never log it (LogValue omits it).
 	Token string
 	// Repo is the repository of the run.
@@ -85,7 +89,7 @@ func Run(ctx context.Context, o Options) (bot.Outcome, error) {
 		forgeName = forge.GitLab
 	}
 	b, err := o.NewBot(ctx, Setup{
-		Forge: forgeName, APIURL: env.APIURL, Token: env.Inputs.Token, Repo: env.Repo,
+		Forge: forgeName, APIURL: env.APIURL, ServerURL: env.ServerURL, Token: env.Inputs.Token, Repo: env.Repo,
 		Config: env.Inputs.Config, DryRun: env.Inputs.DryRun, Workspace: env.Workspace, Logger: logger,
 	})
 	if err != nil {
