@@ -119,3 +119,29 @@ func (b *Bot) onTag(ctx context.Context, ev forge.Event, out *Outcome) error {
 	out.Add(o)
 	return err
 }
+
+// Plan returns what reconciling a repository's variants would do, writing
+// nothing when the Bot was made with DryRun.
+func (b *Bot) Plan(ctx context.Context, r forge.Repo) ([]VariantAction, Outcome, error) {
+	var out Outcome
+	var acts []VariantAction
+	err := b.withRepo(ctx, r, &out, func(rc *repoCtx) error {
+		var err error
+		acts, err = b.reconcileVariants(ctx, rc, nil)
+		return err
+	})
+	return acts, out, err
+}
+
+// Repos lists every repository the bot's forges let it see.
+func (b *Bot) Repos(ctx context.Context) ([]forge.Repo, error) {
+	ix, err := b.snapshotIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]forge.Repo, 0, len(ix))
+	for _, i := range ix {
+		out = append(out, i.repo)
+	}
+	return out, nil
+}

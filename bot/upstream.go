@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
+	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 )
@@ -210,7 +211,8 @@ func sameUpstream(ref string, r forge.Repo) bool {
 type forgeFetcher struct {
 	b     *Bot
 	repos []indexed
-	git   engine.Fetcher
+	// other fetches git URLs, OCI artifacts and HTTP archives.
+	other *sources.Client
 }
 
 func (b *Bot) fetcher(ctx context.Context, rc *repoCtx) (*forgeFetcher, error) {
@@ -218,7 +220,11 @@ func (b *Bot) fetcher(ctx context.Context, rc *repoCtx) (*forgeFetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &forgeFetcher{b: b, repos: append(repos, indexed{f: rc.f, repo: rc.repo}), git: fetch.NewClient()}, nil
+	other, err := sources.New(sources.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &forgeFetcher{b: b, repos: append(repos, indexed{f: rc.f, repo: rc.repo}), other: other}, nil
 }
 
 func (ff *forgeFetcher) lookup(ref string) (indexed, bool) {
@@ -234,7 +240,7 @@ func (ff *forgeFetcher) lookup(ref string) (indexed, bool) {
 func (ff *forgeFetcher) Fetch(ctx context.Context, repo, dir, version string) (map[string][]byte, fetch.Resolved, error) {
 	ix, ok := ff.lookup(repo)
 	if !ok {
-		return ff.git.Fetch(ctx, repo, dir, version)
+		return ff.other.Fetch(ctx, repo, dir, version)
 	}
 	res, err := ff.resolve(ctx, ix, strings.Trim(dir, "/"), version)
 	if err != nil {
@@ -288,6 +294,9 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 		return up.Revision, nil
 	}
 	pkg := strings.Trim(up.Package, "/")
+	if st := locator.Store(up.Repo); st == locator.OCI || st == locator.HTTP {
+		return ff.other.Latest(ctx, up.Repo, "/"+pkg, up.Versions)
+	}
 	var names []string
 	if ix, ok := ff.lookup(up.Repo); ok {
 		tags, err := ix.f.ListTags(ctx, ix.repo)
@@ -298,7 +307,7 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 			names = append(names, t.Name)
 		}
 	} else {
-		r, err := fetch.NewClient().Repo(ctx, up.Repo)
+		r, err := ff.other.Git.Repo(ctx, up.Repo)
 		if err != nil {
 			return "", err
 		}

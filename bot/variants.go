@@ -202,7 +202,7 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 		if err != nil {
 			return nil, "", err
 		}
-		p.fromRev = upstreamRef(kf.Upstream)
+		p.fromRev = upstreamRef(kf)
 		p.Why = "apply the variant's mutations"
 		if p.fromRev != rev {
 			res, err := engine.Update(ctx, ff, dir, engine.UpdateOptions{Version: rev})
@@ -466,12 +466,14 @@ func injectionSources(files map[string][]byte, dirs []string) ([]*yaml.RNode, er
 	return out, nil
 }
 
-// upstreamRef is the upstream ref a package's Kptfile records.
-func upstreamRef(u *kptfilev1.Upstream) string {
-	if u == nil || u.Git == nil {
+// upstreamRef is the upstream ref (git ref, OCI tag, archive version) a
+// package's Kptfile records.
+func upstreamRef(kf *kptfilev1.KptFile) string {
+	o, err := engine.UpstreamOf(kf)
+	if err != nil || o == nil {
 		return ""
 	}
-	return u.Git.Ref
+	return o.Ref
 }
 
 // variantNamed finds a variant targeting rc's repository by name.

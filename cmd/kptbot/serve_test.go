@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
 )
 
@@ -150,5 +151,37 @@ func TestServeHealthAndShutdown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not shut down")
+	}
+}
+
+func TestPlanWritesNothing(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	up := forge.Repo{Forge: forge.GitHub, FullName: "acme/blueprints"}
+	kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: basens\n"
+	sha := gh.Seed(up, "main", map[string][]byte{"basens/Kptfile": []byte(kf), "basens/ns.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: example\n")})
+	req, _ := http.NewRequest("POST", gh.URL+"/repos/acme/blueprints/git/refs", strings.NewReader(`{"ref":"refs/tags/basens/v1","sha":"`+sha+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("tagging: %v %v", resp, err)
+	}
+	pv := "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: team-ns\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n"
+	gh.Seed(forge.Repo{FullName: "acme/site-a"}, "main", map[string][]byte{"kptbot.yaml": []byte(pv)})
+	cfg := serverConfig(t, gh.URL, ":0")
+	out, stderr, code := kptbot(t, "plan", "--config", cfg, "acme/site-a")
+	if code != 0 || !strings.Contains(out, "team-ns") || !strings.Contains(out, "clone") {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, stderr)
+	}
+	client, err := github.NewClient(nil, gh.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	branches, err := client.ListBranches(context.Background(), forge.Repo{FullName: "acme/site-a"})
+	if err != nil || len(branches) != 1 {
+		t.Errorf("branches after plan = %v, %v; want only main (plan writes nothing)", branches, err)
+	}
+	_, stderr, code = kptbot(t, "plan", "--config", cfg, "acme/nope")
+	if code == 0 || !strings.Contains(stderr, "acme/nope") {
+		t.Errorf("plan of an unknown repository: exit %d, %s", code, stderr)
 	}
 }
