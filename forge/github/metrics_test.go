@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/forgemetrics"
 )
 
 func TestMetricsCountRequestsAndBudget(t *testing.T) {
@@ -32,7 +33,7 @@ func TestMetricsCountRequestsAndBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := forgemetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,8 @@ var DefaultLimits = ratelimit.Limits{PerMinute: 300}
 // Repo has no path.
 type Client struct {
 	gl    *gl.Client
-	token string // for git over HTTPS; never logged
+	hook  *hookTransport // where Instrument wraps the transport
+	token string         // for git over HTTPS; never logged
 	clock ratelimit.Clock
 	// Author signs the commits PushFiles makes.
 	Author object.Signature
@@ -94,7 +95,10 @@ func NewClient(httpClient *http.Client, baseURL, token string, opts ...Option) (
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	hc.Transport = &scheduledTransport{next: next, sched: sched, now: o.clock.Now}
+	// client-go copies the HTTP client, so requests leave through a hook
+	// that Instrument can wrap later.
+	hook := &hookTransport{next: &scheduledTransport{next: next, sched: sched, now: o.clock.Now}}
+	hc.Transport = hook
 	c, err := gl.NewClient(token,
 		gl.WithBaseURL(baseURL),
 		gl.WithHTTPClient(hc),
@@ -107,7 +111,7 @@ func NewClient(httpClient *http.Client, baseURL, token string, opts ...Option) (
 		return nil, fmt.Errorf("GitLab API base URL %q: %w", baseURL, err)
 	}
 	return &Client{
-		gl: c, token: token, clock: o.clock, Scheduler: sched,
+		gl: c, hook: hook, token: token, clock: o.clock, Scheduler: sched,
 		Author:   object.Signature{Name: "kptbot", Email: "kptbot@noreply.gitlab.com"},
 		projects: map[string]*gl.Project{},
 	}, nil

@@ -13,13 +13,11 @@ import (
 	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
-type priorityKey struct{}
-
-// WithPriority marks the writes made with ctx: a person's command
-// (ratelimit.Interactive) goes before a fan-out update (ratelimit.Bulk,
-// the default).
+// WithPriority is ratelimit.WithPriority, which every adapter reads: a
+// person's command (ratelimit.Interactive) goes before a fan-out update
+// (ratelimit.Bulk, the default).
 func WithPriority(ctx context.Context, p ratelimit.Priority) context.Context {
-	return context.WithValue(ctx, priorityKey{}, p)
+	return ratelimit.WithPriority(ctx, p)
 }
 
 // scheduledTransport sends every write (any method but GET and HEAD)
@@ -47,7 +45,7 @@ func (t *scheduledTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 		body = b
 	}
-	prio, _ := req.Context().Value(priorityKey{}).(ratelimit.Priority)
+	prio := ratelimit.PriorityFrom(req.Context())
 	var last *http.Response
 	err := t.sched.Do(req.Context(), prio, func(ctx context.Context) error {
 		if last != nil {
