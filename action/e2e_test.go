@@ -13,6 +13,8 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
+	"github.com/kptbot/kptbot/forge/gitlab"
+	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
 )
 
 const e2eKptfile = `apiVersion: kpt.dev/v1
@@ -47,14 +49,27 @@ type e2eWorld struct {
 }
 
 // newBot is the wiring `kptbot action` uses: a token client for the
-// Setup's API and git hosts, and the bot over it.
+// Setup's forge, API and git hosts, and the bot over it. (On GitLab the
+// bot's login is the token's user; the fake's is known.)
 func newBot(_ context.Context, s Setup) (Bot, error) {
-	client, err := github.NewTokenClient(s.Token, s.APIURL)
-	if err != nil {
-		return nil, err
+	var f forge.Forge
+	switch s.Forge {
+	case forge.GitHub:
+		client, err := github.NewTokenClient(s.Token, s.APIURL)
+		if err != nil {
+			return nil, err
+		}
+		client.GitURL = s.ServerURL + "/"
+		f = client
+	case forge.GitLab:
+		client, err := gitlab.NewClient(nil, s.APIURL, s.Token)
+		if err != nil {
+			return nil, err
+		}
+		f = client
 	}
-	client.GitURL = s.ServerURL + "/"
-	return bot.New(bot.Options{Forges: map[string]forge.Forge{s.Forge: client}, Name: "kptbot", Login: "kptbot[bot]", Logger: s.Logger, DryRun: s.DryRun})
+	return bot.New(bot.Options{Forges: map[string]forge.Forge{s.Forge: f}, Name: "kptbot", Login: "kptbot[bot]",
+		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}, Logger: s.Logger, DryRun: s.DryRun})
 }
 
 // run runs `kptbot action` for one event and returns the step's outputs
@@ -95,41 +110,47 @@ func (w *e2eWorld) run(event string, payload []byte, mode string) (map[string]st
 // that it describes this world.
 func (w *e2eWorld) payload(file string, set map[string]any) []byte {
 	w.t.Helper()
-	raw, err := os.ReadFile(payloads + "/github/" + file)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		w.t.Fatal(err)
-	}
 	base := map[string]any{
 		"repository.full_name": w.repo.FullName, "repository.name": "site-a", "repository.owner.login": "acme",
 		"repository.clone_url": w.repo.CloneURL, "repository.default_branch": "main",
-		"pull_request.head.repo.full_name": w.repo.FullName, "pull_request.base.repo.full_name": w.repo.FullName,
 	}
-	for k, v := range set {
-		base[k] = v
+	if strings.HasPrefix(file, "pull_request") || strings.Contains(file, "pull_request_review") {
+		base["pull_request.head.repo.full_name"] = w.repo.FullName
+		base["pull_request.base.repo.full_name"] = w.repo.FullName
 	}
-	for k, v := range base {
-		if _, isPR := m["pull_request"]; strings.HasPrefix(k, "pull_request.") && !isPR {
-			continue
-		}
-		cur := m
-		parts := strings.Split(k, ".")
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[p] = next
+	return editPayload(w.t, payloads+"/github/"+file, base, set)
+}
+
+// editPayload loads a real payload and sets fields on it (dotted paths;
+// later maps win).
+func editPayload(t *testing.T, file string, sets ...map[string]any) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range sets {
+		for k, v := range set {
+			cur := m
+			parts := strings.Split(k, ".")
+			for _, p := range parts[:len(parts)-1] {
+				next, ok := cur[p].(map[string]any)
+				if !ok {
+					next = map[string]any{}
+					cur[p] = next
+				}
+				cur = next
 			}
-			cur = next
+			cur[parts[len(parts)-1]] = v
 		}
-		cur[parts[len(parts)-1]] = v
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
-		w.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return out
 }
