@@ -110,6 +110,9 @@ func TestActionYAML(t *testing.T) {
 		t.Fatal("no step runs `kptbot action`")
 	}
 	step := a.Runs.Steps[runStep]
+	if step.Shell != "bash" {
+		t.Errorf("step %s runs in %q: want bash, which passes INPUT_DRY-RUN and INPUT_LOG-LEVEL on (dash drops hyphenated names)", step.ID, step.Shell)
+	}
 	for _, name := range InputNames() {
 		if got, want := step.Env[GitHubInputEnv(name)], "${{ inputs."+name+" }}"; got != want {
 			t.Errorf("step %s: env %s = %q, want %q", step.ID, GitHubInputEnv(name), got, want)
