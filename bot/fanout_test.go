@@ -43,13 +43,13 @@ var blueprints = forge.Repo{Forge: forge.GitHub, FullName: "acme/blueprints", De
 // fleet is an upstream repository and downstream repositories following
 // its package basens, on the fake forge.
 type fleet struct {
-	t    *testing.T
+	t    testing.TB
 	fake *forgetest.Fake
 	bot  *Bot
 	ctx  context.Context
 }
 
-func newFleet(t *testing.T, downstreams int) *fleet {
+func newFleet(t testing.TB, downstreams int) *fleet {
 	t.Helper()
 	fake := forgetest.New()
 	fl := &fleet{t: t, fake: fake, ctx: context.Background()}

@@ -24,6 +24,12 @@ type index struct {
 	mu    sync.Mutex
 	built time.Time
 	repos []indexed
+	// generated are the PackageVariantSets' variants by target
+	// repository (forge + "/" + lower-case full name), expanded once per
+	// index so a fan-out to N repositories does not expand N times.
+	generated map[string][]config.PackageVariant
+	// problems are set expansion errors, by the set's repository.
+	problems map[string][]Problem
 }
 
 type indexed struct {
@@ -65,10 +71,46 @@ func (b *Bot) RefreshIndex(ctx context.Context) error {
 			all = append(all, ix)
 		}
 	}
+	gen, probs := expandSets(all)
 	b.index.mu.Lock()
-	b.index.repos, b.index.built = all, time.Now()
+	b.index.repos, b.index.built, b.index.generated, b.index.problems = all, time.Now(), gen, probs
 	b.index.mu.Unlock()
 	return nil
+}
+
+func genKey(forgeName, repo string) string { return forgeName + "/" + strings.ToLower(repo) }
+
+// expandSets expands every PackageVariantSet over the repositories of its
+// forge: explicit targets by name, selectors over topics.
+func expandSets(repos []indexed) (map[string][]config.PackageVariant, map[string][]Problem) {
+	objs := map[string][]config.Object{}
+	for _, ix := range repos {
+		if len(ix.repo.Topics) == 0 {
+			objs[ix.repo.Forge] = append(objs[ix.repo.Forge], config.Object{Name: ix.repo.FullName})
+		}
+		for _, t := range ix.repo.Topics {
+			objs[ix.repo.Forge] = append(objs[ix.repo.Forge], config.Object{Name: ix.repo.FullName, Labels: map[string]string{topicLabel: t}})
+		}
+	}
+	gen := map[string][]config.PackageVariant{}
+	probs := map[string][]Problem{}
+	for _, ix := range repos {
+		if ix.cfg == nil {
+			continue
+		}
+		for _, set := range ix.cfg.Sets {
+			pvs, err := config.Expand(set, config.ExpandInput{Upstream: config.Object{Name: set.Spec.Upstream.Package}, Repositories: objs[ix.repo.Forge]})
+			if err != nil {
+				probs[ix.repo.FullName] = append(probs[ix.repo.FullName], Problem{Severity: SeverityError, Repo: ix.repo.FullName, File: ix.cfgPath(), Message: err.Error()})
+				continue
+			}
+			for _, pv := range pvs {
+				k := genKey(ix.repo.Forge, pv.Spec.Downstream.Repo)
+				gen[k] = append(gen[k], pv)
+			}
+		}
+	}
+	return gen, probs
 }
 
 // forgetIndex makes the next reconcile rebuild the index.
@@ -109,40 +151,15 @@ func (b *Bot) variantsFor(ctx context.Context, rc *repoCtx) ([]config.PackageVar
 			out = append(out, pv)
 		}
 	}
-	repos, err := b.snapshotIndex(ctx)
-	if err != nil {
+	if _, err := b.snapshotIndex(ctx); err != nil {
 		return nil, err
 	}
-	var objs []config.Object
-	for _, ix := range repos {
-		if ix.repo.Forge != rc.repo.Forge {
-			continue
-		}
-		if len(ix.repo.Topics) == 0 {
-			objs = append(objs, config.Object{Name: ix.repo.FullName})
-		}
-		for _, t := range ix.repo.Topics {
-			objs = append(objs, config.Object{Name: ix.repo.FullName, Labels: map[string]string{topicLabel: t}})
-		}
-	}
-	for _, ix := range repos {
-		if ix.cfg == nil || ix.repo.Forge != rc.repo.Forge {
-			continue
-		}
-		for _, set := range ix.cfg.Sets {
-			gen, err := config.Expand(set, config.ExpandInput{Upstream: config.Object{Name: set.Spec.Upstream.Package}, Repositories: objs})
-			if err != nil {
-				rc.out.Problems = append(rc.out.Problems, Problem{Severity: SeverityError, Repo: ix.repo.FullName, File: ix.cfgPath(), Message: err.Error()})
-				continue
-			}
-			var mine []config.PackageVariant
-			for _, pv := range gen {
-				if strings.EqualFold(pv.Spec.Downstream.Repo, rc.repo.FullName) {
-					mine = append(mine, pv)
-				}
-			}
-			out = append(out, config.Defaults(&config.File{Repository: rc.cfg.Repository, Variants: dedupe(out, mine)}).Variants...)
-		}
+	b.index.mu.Lock()
+	gen := b.index.generated[genKey(rc.repo.Forge, rc.repo.FullName)]
+	rc.out.Problems = append(rc.out.Problems, b.index.problems[rc.repo.FullName]...)
+	b.index.mu.Unlock()
+	if len(gen) > 0 {
+		out = append(out, config.Defaults(&config.File{Repository: rc.cfg.Repository, Variants: dedupe(out, gen)}).Variants...)
 	}
 	return out, nil
 }
