@@ -133,6 +133,7 @@ func (b *Bot) evaluate(ctx context.Context, w *work) error {
 	if err != nil {
 		return err
 	}
+	w.refused = v.refused
 	for _, a := range v.stale {
 		if !w.st.notice("stale:" + strings.ToLower(a.login) + "@" + a.sha + ">" + w.ch.HeadSHA) {
 			continue
@@ -295,7 +296,11 @@ func (b *Bot) ensureTag(ctx context.Context, rc *repoCtx, pkg string, ch forge.C
 
 func tagMessage(pkg string, n int, ch forge.Change, approvers []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s revision %d\n\nPublished from change #%d (%s), head %s.\n", pkg, n, ch.Number, ch.Title, ch.HeadSHA)
+	ref := fmt.Sprintf("#%d", ch.Number)
+	if strings.Contains(ch.URL, "/-/merge_requests/") {
+		ref = fmt.Sprintf("!%d", ch.Number) // GitLab's merge request notation
+	}
+	fmt.Fprintf(&b, "%s revision %d\n\nPublished from change %s (%s), head %s.\n", pkg, n, ref, ch.Title, ch.HeadSHA)
 	if len(approvers) > 0 {
 		sorted := append([]string(nil), approvers...)
 		sort.Strings(sorted)

@@ -12,6 +12,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
 // Policy is the server's function policy: what may run beyond the
@@ -225,6 +226,9 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 		out.Skipped = "event caused by the bot itself"
 		return out, nil
 	}
+	// A person's action (a command, a review, a push) goes before bulk
+	// work in the identity's write queue; fan-outs mark themselves Bulk.
+	ctx = ratelimit.WithPriority(ctx, ratelimit.Interactive)
 	var err error
 	switch ev.Kind {
 	case forge.EventPing:
@@ -280,6 +284,7 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 // re-evaluated, merged changes whose tags are missing (a crash between
 // merge and tag) are tagged, and the dashboard is refreshed.
 func (b *Bot) Reconcile(ctx context.Context, r forge.Repo) (Outcome, error) {
+	ctx = ratelimit.WithPriority(ctx, ratelimit.Bulk)
 	var out Outcome
 	err := b.withRepo(ctx, r, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	return out, err

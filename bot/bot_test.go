@@ -186,6 +186,15 @@ func TestApprovalRules(t *testing.T) {
 	if fx.change(c.Number).Merged {
 		t.Fatal("bob is not in approvals.users but his review published")
 	}
+	status := ""
+	for _, cm := range fx.fake.Comments(site, c.Number) {
+		if strings.Contains(cm.Body, "kptbot-state") {
+			status = cm.Body
+		}
+	}
+	if !strings.Contains(status, "@bob is not an approver") {
+		t.Errorf("status comment does not say why bob's approval does not count:\n%s", status)
+	}
 	fx.comment(c, "mallory", "/kptbot approve")
 	if !strings.Contains(lastComment(fx, c.Number), "needs write permission") || fx.change(c.Number).Merged {
 		t.Fatalf("read-only user's approve: reply %q", lastComment(fx, c.Number))

@@ -39,6 +39,8 @@ type work struct {
 	results []pkgResult
 	// cfgChanged is set when the change edits kptbot.yaml.
 	cfgChanged bool
+	// refused says which approvals do not count, and why.
+	refused []string
 }
 
 // syncChange renders a change's packages at its head, reports checks,
@@ -239,6 +241,9 @@ func (b *Bot) statusSummary(w *work, extra string) string {
 	}
 	if w.st.Paused {
 		s.WriteString("\nPaused: the bot will not update this branch (`/" + b.opts.Name + " resume`).\n")
+	}
+	if len(w.refused) > 0 {
+		s.WriteString("\nApprovals that do not count: " + strings.Join(w.refused, "; ") + ".\n")
 	}
 	if extra != "" {
 		s.WriteString("\n" + extra + "\n")

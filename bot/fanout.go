@@ -11,6 +11,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
 // fanOutWorkers bounds the downstream repositories worked on at once; the
@@ -20,6 +21,7 @@ const fanOutWorkers = 4
 // FanOut brings every variant that follows upstream's package pkg up to
 // date: a clone, update or edit change in each downstream repository.
 func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outcome, []VariantAction, error) {
+	ctx = ratelimit.WithPriority(ctx, ratelimit.Bulk)
 	var out Outcome
 	followers, err := b.followers(ctx, upstream, pkg)
 	if err != nil {

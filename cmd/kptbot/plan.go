@@ -26,7 +26,7 @@ func newPlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := newApp(cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), true)
+			a, err := newApp(cmd.Context(), cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), true)
 			if err != nil {
 				return err
 			}

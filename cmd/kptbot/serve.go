@@ -38,7 +38,8 @@ type app struct {
 	repos   func(ctx context.Context) ([]forge.Repo, error)
 }
 
-func newApp(cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dryRun bool) (*app, error) {
+func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dryRun bool) (*app, error) {
+	logins := map[string]string{}
 	a := &app{cfg: cfg, forges: map[string]forge.Forge{}, parsers: map[string]bot.WebhookParser{}, secrets: map[string][]byte{}}
 	var listers []func(ctx context.Context) ([]forge.Repo, error)
 	if g := cfg.GitHub; g != nil {
@@ -72,6 +73,13 @@ func newApp(cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dry
 		if err != nil {
 			return nil, err
 		}
+		// On GitLab the bot is the token's user: its notes hold the
+		// bot's state, so it must know its own name.
+		self, err := c.Self(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("gitlab: reading the token's user: %w", err)
+		}
+		logins[forge.GitLab] = self.Login
 		secret, err := cfg.Secret(g.WebhookSecretFile, config.EnvGitLabWebhookSecret)
 		if err != nil {
 			return nil, fmt.Errorf("gitlab webhook secret: %w", err)
@@ -83,7 +91,7 @@ func newApp(cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dry
 		a.parsers[forge.GitLab] = func(r *http.Request) (forge.Event, error) { return gitlab.ParseWebhook(r, secret, maxWebhookBody) }
 		listers = append(listers, projectLister(c, g.Projects))
 	}
-	b, err := bot.New(bot.Options{Forges: a.forges, Name: cfg.BotName, Login: cfg.BotLogin, Logger: log, DryRun: dryRun,
+	b, err := bot.New(bot.Options{Forges: a.forges, Name: cfg.BotName, Login: cfg.BotLogin, Logins: logins, Logger: log, DryRun: dryRun,
 		Functions: bot.Policy{AllowExec: cfg.Functions.AllowExec, AllowContainers: cfg.Functions.AllowContainers, AllowedImages: cfg.Functions.AllowedImages}})
 	if err != nil {
 		return nil, err
@@ -195,7 +203,7 @@ func newServeCmd() *cobra.Command {
 			}
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-			a, err := newApp(cfg, log, reg, false)
+			a, err := newApp(cmd.Context(), cfg, log, reg, false)
 			if err != nil {
 				return err
 			}
@@ -244,7 +252,7 @@ func newReplayCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := newApp(cfg, log, prometheus.NewRegistry(), dryRun)
+			a, err := newApp(cmd.Context(), cfg, log, prometheus.NewRegistry(), dryRun)
 			if err != nil {
 				return err
 			}
