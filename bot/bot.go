@@ -39,6 +39,9 @@ type Options struct {
 	Logins    map[string]string
 	Functions Policy
 	Logger    *slog.Logger
+	// ConfigPath is where kptbot.yaml lives in every repository, when not
+	// in one of the usual places (kptbot.yaml, .github/, .gitlab/).
+	ConfigPath string
 	// DryRun computes and reports what would be done without writing.
 	DryRun bool
 }
@@ -78,7 +81,15 @@ func (b *Bot) login(f string) string {
 }
 
 // ConfigPaths are where kptbot.yaml may live, in order of preference.
-var configPaths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+var defaultConfigPaths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+
+// configPaths are where this bot looks for kptbot.yaml.
+func (b *Bot) configPaths() []string {
+	if b.opts.ConfigPath != "" {
+		return []string{strings.TrimPrefix(b.opts.ConfigPath, "/")}
+	}
+	return defaultConfigPaths
+}
 
 // ErrBadConfig is a kptbot.yaml on the default branch that does not parse:
 // the bot does nothing in that repository until it is fixed.
@@ -118,7 +129,7 @@ func (b *Bot) open(ctx context.Context, r forge.Repo, out *Outcome) (*repoCtx, e
 		r.DefaultBranch = "main"
 	}
 	rc := &repoCtx{f: f, repo: r, out: out, cfg: &config.File{}}
-	for _, p := range configPaths {
+	for _, p := range b.configPaths() {
 		data, err := f.ReadFile(ctx, r, r.DefaultBranch, p)
 		if errors.Is(err, forge.ErrNotFound) {
 			continue

@@ -102,7 +102,7 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	basePkgs := rc.packagesIn(base.Files)
 	touched := map[string]bool{}
 	for _, p := range changedPaths(base.Files, head.Files) {
-		if contains(configPaths, p) {
+		if contains(b.configPaths(), p) {
 			w.cfgChanged = true
 		}
 		if d := packageOf(pkgs, p); d != "" {

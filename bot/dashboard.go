@@ -22,7 +22,7 @@ const dashboardTitle = "kptbot dashboard"
 func (b *Bot) checkConfig(ctx context.Context, w *work, head map[string][]byte) {
 	rep := forge.CheckReport{Name: configCheck, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "kptbot.yaml is valid"}
 	rep.Summary = "The new configuration takes effect once merged; until then the default branch's rules apply."
-	for _, p := range configPaths {
+	for _, p := range b.configPaths() {
 		data, ok := head[p]
 		if !ok {
 			continue
