@@ -70,6 +70,15 @@ func newGHWorld(t *testing.T, replicas int) *ghWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.addNode(b)
+	}
+	return w
+}
+
+// addNode starts a webhook server in front of b.
+func (w *ghWorld) addNode(b *Bot) {
+	t := w.t
+	{
 		done := make(chan struct{}, 100)
 		s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: done}, Workers: 2, QueueSize: 10,
 			Parsers: map[string]WebhookParser{forge.GitHub: func(r *http.Request) (forge.Event, error) {
@@ -82,7 +91,6 @@ func newGHWorld(t *testing.T, replicas int) *ghWorld {
 		t.Cleanup(func() { hs.Close(); cancel(); <-stopped })
 		w.nodes = append(w.nodes, &ghNode{srv: hs, done: done})
 	}
-	return w
 }
 
 // payload loads a real GitHub webhook payload and sets fields on it

@@ -45,6 +45,8 @@ type Server struct {
 	nextID   int64
 	perms    map[string]string
 	checks   map[string]CheckRun
+	// intercept answers a request before the fake when it returns true.
+	intercept func(w http.ResponseWriter, r *http.Request) bool
 	merges   map[string]int
 }
 
@@ -83,7 +85,16 @@ func New(t *testing.T) *Server {
 	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
 		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}}
 	gitSrv := gitfixture.HTTPServer(t, f.root)
-	api := httptest.NewServer(LoadContract(t).Middleware(t, f.handler()))
+	routes := f.handler()
+	api := httptest.NewServer(LoadContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		hook := f.intercept
+		f.mu.Unlock()
+		if hook != nil && hook(w, r) {
+			return
+		}
+		routes.ServeHTTP(w, r)
+	})))
 	t.Cleanup(api.Close)
 	f.URL, f.GitURL = api.URL, gitSrv.URL+"/"
 	return f
@@ -142,6 +153,14 @@ func (f *Server) Check(r forge.Repo, sha, name string) (CheckRun, bool) {
 	defer f.mu.Unlock()
 	c, ok := f.checks[r.FullName+"\x00"+sha+"\x00"+name]
 	return c, ok
+}
+
+// Intercept lets h answer any API request first (returning true), to
+// inject failures such as a secondary rate limit.
+func (f *Server) Intercept(h func(w http.ResponseWriter, r *http.Request) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.intercept = h
 }
 
 // Merges counts merge requests GitHub accepted, per repository.
