@@ -47,7 +47,7 @@ type Server struct {
 	checks   map[string]CheckRun
 	// intercept answers a request before the fake when it returns true.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
-	merges   map[string]int
+	merges    map[string]int
 }
 
 type fakeComment struct {
