@@ -32,12 +32,14 @@ test-race:
 # resource-merge updates of a 1k-resource package, both against the kpt CLI
 # when `kpt` is on PATH (skipped cleanly otherwise); the built-in pipeline;
 # the diff printer; a 200-repository reconcile; webhook intake; unpacking
-# and fetching a 1,000-resource package archive / OCI artifact.
+# and fetching a 1,000-resource package archive / OCI artifact; one upstream
+# tag fanned out to 1,000 downstream repositories on the fake forge.
 bench:
 	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./engine/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 30m ./reconcile
 	go test -run '^$$' -bench . -benchtime 2s ./forge/...
 	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
+	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./bot
 
 # The main job end to end on local git repositories: Porch's lifecycle and
 # package variants across an upstream and three downstream repositories.
@@ -59,6 +61,7 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 30s -fuzzminimizetime 0 ./config
 	go test -run '^$$' -fuzz FuzzNormalize -fuzztime 30s -fuzzminimizetime 0 ./forge/github
 	go test -run '^$$' -fuzz FuzzParseWebhook -fuzztime 30s -fuzzminimizetime 0 ./forge/gitlab
+	go test -run '^$$' -fuzz FuzzParseCommands -fuzztime 30s -fuzzminimizetime 0 ./bot
 
 clean:
 	rm -rf bin
