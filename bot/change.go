@@ -174,6 +174,13 @@ func (b *Bot) reportCheck(ctx context.Context, w *work, r pkgResult) error {
 		rep.Summary = "```\n" + truncate(r.message, 60000) + "\n```"
 	}
 	for _, p := range r.problems {
+		if p.File != "" {
+			level := "failure"
+			if p.Severity == SeverityWarning {
+				level = "warning"
+			}
+			rep.Annotations = append(rep.Annotations, forge.Annotation{Path: p.File, Line: p.Line, Level: level, Message: truncate(p.Message, 1000)})
+		}
 		loc := p.File
 		if p.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", p.File, p.Line)

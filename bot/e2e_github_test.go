@@ -38,6 +38,7 @@ type ghWorld struct {
 type ghNode struct {
 	srv  *httptest.Server
 	done chan struct{}
+	bot  *Bot
 }
 
 // doneHandler tells the test when a queued event has been handled.
@@ -89,7 +90,7 @@ func (w *ghWorld) addNode(b *Bot) {
 		go func() { s.Run(ctx); close(stopped) }()
 		hs := httptest.NewServer(s.Router())
 		t.Cleanup(func() { hs.Close(); cancel(); <-stopped })
-		w.nodes = append(w.nodes, &ghNode{srv: hs, done: done})
+		w.nodes = append(w.nodes, &ghNode{srv: hs, done: done, bot: b})
 	}
 }
 
@@ -287,5 +288,169 @@ func TestGitHubTwoReplicas(t *testing.T) {
 	}
 	if tags := w.tags(); len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" {
 		t.Errorf("tags = %v, want exactly pkgs/ns/v1", tags)
+	}
+}
+
+// client is an unscheduled adapter for the test's own reads and pushes.
+func (w *ghWorld) client() *github.Client {
+	c, err := github.NewClient(nil, w.gh.URL)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	c.GitURL = w.gh.GitURL
+	return c
+}
+
+// push commits files on branch as a person would and announces it.
+func (w *ghWorld) push(who, branch string, n int, base string, files map[string][]byte) string {
+	w.t.Helper()
+	c := w.change(n)
+	sha, err := w.client().PushFiles(context.Background(), w.repo, branch, c.HeadSHA, base, files, "push by "+who)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.deliver(0, "pull_request", w.id(), w.payload("pull_request/synchronize.payload.json", map[string]any{
+		"number": n, "pull_request.number": n, "pull_request.head.ref": branch, "pull_request.head.sha": sha, "pull_request.base.ref": "main",
+		"pull_request.head.repo.full_name": w.repo.FullName, "pull_request.base.repo.full_name": w.repo.FullName, "sender.login": who,
+	}))
+	return sha
+}
+
+func (w *ghWorld) mainSHA() string {
+	bs, err := w.client().ListBranches(context.Background(), w.repo)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, b := range bs {
+		if b.Name == "main" {
+			return b.SHA
+		}
+	}
+	w.t.Fatal("no main")
+	return ""
+}
+
+func (w *ghWorld) setConfig(cfg string) {
+	w.t.Helper()
+	main := w.mainSHA()
+	if _, err := w.client().PushFiles(context.Background(), w.repo, "main", main, main, map[string][]byte{"kptbot.yaml": []byte(cfg)}, "config"); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func replicas(n string) map[string][]byte {
+	return map[string][]byte{"pkgs/ns/cm.yaml": []byte(strings.Replace(configMap, `replicas: "1"`, `replicas: "`+n+`"`, 1))}
+}
+
+// TestGitHubApprovalInvalidationEndToEnd is scenario 2 on GitHub: a push
+// that changes the rendered output voids an approval (and the bot says
+// so); a rebase that leaves it identical keeps it.
+func TestGitHubApprovalInvalidationEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	w.setConfig("apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: site-a\nspec:\n  approvals:\n    minimum: 2\n")
+	n, head := w.openHumanDraft("dana")
+	w.deliver(0, "issue_comment", w.id(), w.commentPayload(n, "dana", "/kptbot propose"))
+	w.deliver(0, "pull_request_review", w.id(), w.reviewPayload(n, "alice", head))
+	// main moves; dana rebases with the same content: alice still counts.
+	main := w.mainSHA()
+	if _, err := w.client().PushFiles(context.Background(), w.repo, "main", main, main, map[string][]byte{"README.md": []byte("moved\n")}, "main moves"); err != nil {
+		t.Fatal(err)
+	}
+	rebased := w.push("dana", "scale", n, "main", replicas("3"))
+	for _, cm := range w.comments(n) {
+		if strings.Contains(cm, "no longer counts") {
+			t.Fatalf("a rebase with an identical render voided the approval: %s", cm)
+		}
+	}
+	// dana changes the content: alice's approval is void, and said so.
+	w.push("dana", "scale", n, rebased, replicas("4"))
+	said := 0
+	for _, cm := range w.comments(n) {
+		if strings.Contains(cm, "@alice") && strings.Contains(cm, "no longer counts") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Fatalf("notices of alice's void approval = %d, want 1; comments %v", said, w.comments(n))
+	}
+	head = w.change(n).HeadSHA
+	w.deliver(0, "pull_request_review", w.id(), w.reviewPayload(n, "bob", head))
+	if w.change(n).Merged {
+		t.Fatal("merged with one valid approval of two")
+	}
+	w.deliver(0, "pull_request_review", w.id(), w.reviewPayload(n, "alice", head))
+	if c := w.change(n); !c.Merged {
+		t.Fatal("not merged after alice and bob approved the new head")
+	}
+}
+
+func (w *ghWorld) comments(n int) []string {
+	cs, err := w.client().ListComments(context.Background(), w.repo, n)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Body)
+	}
+	return out
+}
+
+// TestGitHubGuardrailAndCrashRecoveryEndToEnd is scenarios 7 and 5 on
+// GitHub: a guardrail failure is a failed check with an annotation and
+// blocks publishing; fixed and approved, the merge succeeds but tagging
+// fails (the bot "dies"); the next resync tags exactly once.
+func TestGitHubGuardrailAndCrashRecoveryEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	w.setConfig(`apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata:
+  name: site-a
+spec:
+  guardrails:
+    validators:
+      - image: starlark:v0.5.0
+        configMap:
+          source: |
+            for r in ctx.resource_list["items"]:
+              if r["kind"] == "ConfigMap" and int(r["data"]["replicas"]) > 10:
+                fail("replicas above 10 in " + r["metadata"]["name"])
+`)
+	n, _ := w.openHumanDraft("dana")
+	head := w.push("dana", "scale", n, "main", replicas("30"))
+	check, ok := w.gh.Check(w.repo, head, "kptbot/pkgs/ns")
+	if !ok || check.Conclusion != "failure" || !strings.Contains(check.Summary, "replicas above 10") || len(check.Annotations) == 0 {
+		t.Fatalf("guardrail check = %+v, %v; want a failure with an annotation", check, ok)
+	}
+	w.deliver(0, "issue_comment", w.id(), w.commentPayload(n, "dana", "/kptbot propose"))
+	w.deliver(0, "pull_request_review", w.id(), w.reviewPayload(n, "alice", head))
+	if w.change(n).Merged {
+		t.Fatal("a change failing a guardrail was published")
+	}
+	head = w.push("dana", "scale", n, head, replicas("5"))
+	var tagFails atomic.Int32
+	w.gh.Intercept(func(rw http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git/refs") && tagFails.Add(1) == 1 {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(rw, `{"message":"Server Error"}`)
+			return true
+		}
+		return false
+	})
+	w.deliver(0, "pull_request_review", w.id(), w.reviewPayload(n, "alice", head))
+	c := w.change(n)
+	if !c.Merged || len(w.tags()) != 0 {
+		t.Fatalf("setup: merged=%v tags=%v; want merged and untagged (the bot died before tagging)", c.Merged, w.tags())
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := w.nodes[0].bot.Reconcile(context.Background(), w.repo); err != nil {
+			t.Fatalf("resync: %v", err)
+		}
+	}
+	if tags := w.tags(); len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" || tags[0].SHA != c.MergeCommitSHA {
+		t.Fatalf("after resync: tags %v, want pkgs/ns/v1 at %s", tags, c.MergeCommitSHA)
 	}
 }

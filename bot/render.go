@@ -195,7 +195,9 @@ func renderProblems(repo, pkg, dir string, err error) []Problem {
 				if ri.Severity != "error" && ri.Severity != "warning" {
 					continue
 				}
-				p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
+				// A result without a file is about the pipeline, which the
+				// package's Kptfile holds: annotate that.
+				p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
 				if ri.File != nil && ri.File.Path != "" {
 					p.File = dir + "/" + ri.File.Path
 				}

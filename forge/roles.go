@@ -189,6 +189,21 @@ type CheckReport struct {
 	Title      string          `json:"title,omitempty"`
 	Summary    string          `json:"summary,omitempty"`
 	DetailsURL string          `json:"detailsURL,omitempty"`
+	// Annotations place findings at files and lines (GitHub check runs
+	// show them on the diff; GitLab commit statuses have no such field,
+	// so its adapter leaves them out and the summary carries them).
+	Annotations []Annotation `json:"annotations,omitempty"`
+}
+
+// Annotation is one finding at a file and line.
+type Annotation struct {
+	// Path is a slash path relative to the repository root.
+	Path string `json:"path"`
+	// Line is 1-based; 0 means the whole file (reported at line 1).
+	Line int `json:"line,omitempty"`
+	// Level is notice, warning or failure (GitHub's names).
+	Level   string `json:"level"`
+	Message string `json:"message"`
 }
 
 // Validate reports a report the forges would reject: a completed check needs

@@ -3,6 +3,7 @@ package forgetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/kptbot/kptbot/forge"
@@ -52,7 +53,7 @@ func TestFakeRecordsChecksAndDispatches(t *testing.T) {
 	if err := f.ReportCheck(ctx, repo, want); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := f.Check(repo, sha, "kptbot/render"); !ok || got != want {
+	if got, ok := f.Check(repo, sha, "kptbot/render"); !ok || !reflect.DeepEqual(got, want) {
 		t.Errorf("Check = %+v, %v; want %+v", got, ok, want)
 	}
 	if err := f.Dispatch(ctx, repo, "upstream-tag", map[string]any{"tag": "v1"}); err != nil {

@@ -370,6 +370,9 @@ func (c *Client) React(ctx context.Context, r forge.Repo, _ int, commentID int64
 	return nil
 }
 
+// maxAnnotations is GitHub's limit of annotations per check-run request.
+const maxAnnotations = 50
+
 // ReportCheck implements forge.Checks with a check run; GitHub shows the
 // newest run of a name, so each report is a new run.
 func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckReport) error {
@@ -387,8 +390,21 @@ func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckR
 	if rep.DetailsURL != "" {
 		opts.DetailsURL = gh.String(rep.DetailsURL)
 	}
-	if rep.Title != "" || rep.Summary != "" {
+	if rep.Title != "" || rep.Summary != "" || len(rep.Annotations) > 0 {
 		opts.Output = &gh.CheckRunOutput{Title: gh.String(rep.Title), Summary: gh.String(rep.Summary)}
+		// GitHub takes at most 50 annotations per request.
+		for i, a := range rep.Annotations {
+			if i == maxAnnotations {
+				break
+			}
+			line := max(a.Line, 1)
+			opts.Output.Annotations = append(opts.Output.Annotations, &gh.CheckRunAnnotation{
+				Path: gh.String(a.Path), StartLine: gh.Int(line), EndLine: gh.Int(line),
+				AnnotationLevel: gh.String(a.Level), Message: gh.String(a.Message)})
+		}
+		if opts.Output.Title == nil || *opts.Output.Title == "" {
+			opts.Output.Title = gh.String(rep.Name) // GitHub requires a title with an output
+		}
 	}
 	if _, _, err := c.gh.Checks.CreateCheckRun(ctx, owner, name, opts); err != nil {
 		return apiError(fmt.Sprintf("reporting check %s on %s in %s", rep.Name, rep.HeadSHA, r.FullName), unprocessable(err, "No commit found", forge.ErrNotFound))

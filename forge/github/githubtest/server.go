@@ -73,6 +73,9 @@ type fakePR struct {
 	title, body, state  string
 	draft, merged       bool
 	head, base, mergeSH string
+	// mergedHead is the head commit that was merged: GitHub keeps
+	// head.sha at it after the merge.
+	mergedHead string
 	labels              []string
 	author              string
 }
@@ -145,6 +148,8 @@ func (f *Server) SetPermission(r forge.Repo, login, perm string) {
 // CheckRun is a check run the fake received.
 type CheckRun struct {
 	Name, HeadSHA, Status, Conclusion, Title, Summary string
+	// Annotations are "path:line: level: message".
+	Annotations []string
 }
 
 // Check returns the latest check run named name on sha.
@@ -224,7 +229,7 @@ func validationFailed(w http.ResponseWriter, errs ...map[string]string) {
 }
 
 func (f *Server) prJSON(repo *git.Repository, name string, p *fakePR) map[string]any {
-	headSHA := p.mergeSH
+	headSHA := p.mergedHead
 	if rf, err := repo.Reference(plumbing.NewBranchReferenceName(p.head), true); err == nil && !p.merged {
 		headSHA = rf.Hash().String()
 	}
@@ -460,7 +465,7 @@ func (f *Server) pullRoutes(route routeFunc) {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"message": err.Error()})
 			return
 		}
-		p.state, p.merged, p.mergeSH = "closed", true, sha
+		p.state, p.merged, p.mergeSH, p.mergedHead = "closed", true, sha, head.Hash().String()
 		if f.merges == nil {
 			f.merges = map[string]int{}
 		}
@@ -547,8 +552,14 @@ func (f *Server) gitRoutes(route routeFunc) {
 			Status     string `json:"status"`
 			Conclusion string `json:"conclusion"`
 			Output     struct {
-				Title   string `json:"title"`
-				Summary string `json:"summary"`
+				Title       string `json:"title"`
+				Summary     string `json:"summary"`
+				Annotations []struct {
+					Path      string `json:"path"`
+					StartLine int    `json:"start_line"`
+					Level     string `json:"annotation_level"`
+					Message   string `json:"message"`
+				} `json:"annotations"`
 			} `json:"output"`
 		}
 		json.NewDecoder(r.Body).Decode(&in)
@@ -556,7 +567,11 @@ func (f *Server) gitRoutes(route routeFunc) {
 			validationFailed(w, map[string]string{"resource": "CheckRun", "code": "custom", "message": "No commit found for SHA: " + in.HeadSHA})
 			return
 		}
-		f.checks[name+"\x00"+in.HeadSHA+"\x00"+in.Name] = CheckRun{Name: in.Name, HeadSHA: in.HeadSHA, Status: in.Status, Conclusion: in.Conclusion, Title: in.Output.Title, Summary: in.Output.Summary}
+		run := CheckRun{Name: in.Name, HeadSHA: in.HeadSHA, Status: in.Status, Conclusion: in.Conclusion, Title: in.Output.Title, Summary: in.Output.Summary}
+		for _, a := range in.Output.Annotations {
+			run.Annotations = append(run.Annotations, fmt.Sprintf("%s:%d: %s: %s", a.Path, a.StartLine, a.Level, a.Message))
+		}
+		f.checks[name+"\x00"+in.HeadSHA+"\x00"+in.Name] = run
 		writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "name": in.Name, "head_sha": in.HeadSHA})
 	})
 	route("POST /repos/{owner}/{repo}/dispatches", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
