@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/kustomize/kyaml/yaml/merge3"
 	"sigs.k8s.io/kustomize/kyaml/yaml/walk"
 )
 
@@ -487,7 +486,7 @@ func dropNulls(n *yaml.Node) {
 
 func walkMerge(t *mergeTuple) (*yaml.RNode, error) {
 	return walk.Walker{
-		Visitor:               merge3.Visitor{},
+		Visitor:               merge3Visitor{},
 		VisitKeysAsScalars:    true,
 		Sources:               []*yaml.RNode{t.dest, t.original, t.updated},
 		InferAssociativeLists: false,
