@@ -76,8 +76,8 @@ type fakePR struct {
 	// mergedHead is the head commit that was merged: GitHub keeps
 	// head.sha at it after the merge.
 	mergedHead string
-	labels              []string
-	author              string
+	labels     []string
+	author     string
 }
 
 // New starts a fake GitHub: its REST API at URL (requests checked against
