@@ -142,3 +142,30 @@ func TestAppForgeRoutesByInstallation(t *testing.T) {
 		t.Errorf("setup called for %v, want both installations once", setups)
 	}
 }
+
+func TestListReposWithAPersonalToken(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /installation/repositories", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message":"You must authenticate with an installation access token in order to list repositories for an installation."}`)
+	})
+	mux.HandleFunc("GET /user/repos", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("affiliation") != "owner,collaborator,organization_member" {
+			t.Errorf("affiliation = %q", r.URL.Query().Get("affiliation"))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `[{"full_name":"acme/site-b","default_branch":"main","clone_url":"https://github.com/acme/site-b.git"},{"full_name":"acme/site-a","default_branch":"trunk"}]`)
+	})
+	srv := httptest.NewServer(loadAPIContract(t).Middleware(t, mux))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(nil, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := c.ListRepos(context.Background())
+	if err != nil || len(rs) != 2 || rs[0].FullName != "acme/site-a" || rs[0].DefaultBranch != "trunk" || rs[1].CloneURL == "" || rs[0].Forge != forge.GitHub {
+		t.Fatalf("ListRepos with a PAT = %+v, %v", rs, err)
+	}
+}

@@ -328,7 +328,10 @@ func (c *Client) Permission(ctx context.Context, r forge.Repo, login string) (fo
 }
 
 // ListRepos implements forge.RepoLister for an App installation (or the
-// Action's GITHUB_TOKEN, itself an installation token).
+// Action's GITHUB_TOKEN, itself an installation token); a personal access
+// token, which GitHub refuses the installation endpoint, lists the
+// repositories its user owns, collaborates on or sees through an
+// organization.
 func (c *Client) ListRepos(ctx context.Context) ([]forge.Repo, error) {
 	var out []forge.Repo
 	err := paginate(func(opt gh.ListOptions) (*gh.Response, error) {
@@ -341,7 +344,22 @@ func (c *Client) ListRepos(ctx context.Context) ([]forge.Repo, error) {
 		return resp, err
 	})
 	if err != nil {
-		return nil, apiError("listing the installation's repositories", err)
+		err = apiError("listing the installation's repositories", err)
+		if !errors.Is(err, forge.ErrPermission) {
+			return nil, err
+		}
+		out = nil
+		err = paginate(func(opt gh.ListOptions) (*gh.Response, error) {
+			rs, resp, err := c.gh.Repositories.ListByAuthenticatedUser(ctx, &gh.RepositoryListByAuthenticatedUserOptions{
+				Affiliation: "owner,collaborator,organization_member", ListOptions: opt})
+			for _, r := range rs {
+				out = append(out, repo(r))
+			}
+			return resp, err
+		})
+		if err != nil {
+			return nil, apiError("listing the token user's repositories", err)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].FullName < out[j].FullName })
 	return out, nil

@@ -44,6 +44,7 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/dispatches": ["post"],
     "/installation/repositories": ["get"],
     "/repos/{owner}/{repo}/installation": ["get"],
+    "/user/repos": ["get"],
     "/app/installations": ["get"],
     "/app/installations/{installation_id}/access_tokens": ["post"],
 }
