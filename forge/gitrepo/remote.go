@@ -44,12 +44,68 @@ func (r Remote) fetchRefs(ctx context.Context) (*git.Repository, error) {
 	return repo, nil
 }
 
+// fetchOne fetches just the remote ref that ref names (a branch, a tag,
+// or a ref whose tip is the SHA ref), one commit deep: reading a package
+// should not cost the repository's whole history. ok is false when no
+// ref matches (a SHA deeper in history), and the caller fetches all.
+func (r Remote) fetchOne(ctx context.Context, ref string) (repo *git.Repository, ok bool, err error) {
+	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{r.URL}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.Auth})
+	if err != nil {
+		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("listing refs of %s: %w", fetch.Redact(r.URL), err)
+	}
+	var name plumbing.ReferenceName
+	for _, want := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref)} {
+		for _, rf := range refs {
+			if rf.Name() == want {
+				name = want
+				break
+			}
+		}
+		if name != "" {
+			break
+		}
+	}
+	if name == "" && plumbing.IsHash(ref) {
+		for _, rf := range refs {
+			if rf.Type() == plumbing.HashReference && rf.Hash().String() == ref && (rf.Name().IsBranch() || rf.Name().IsTag()) {
+				name = rf.Name()
+				break
+			}
+		}
+	}
+	if name == "" {
+		return nil, false, nil
+	}
+	repo, err = git.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.URL}}); err != nil {
+		return nil, false, err
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", Auth: r.Auth, Tags: git.NoTags, Depth: 1,
+		RefSpecs: []config.RefSpec{config.RefSpec("+" + name + ":" + name)}})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, false, fmt.Errorf("fetching %s of %s: %w", name, fetch.Redact(r.URL), err)
+	}
+	return repo, true, nil
+}
+
 // ReadTree returns the files under dir at ref (a branch, tag or full SHA
 // reachable from one), with paths relative to dir.
 func (r Remote) ReadTree(ctx context.Context, ref, dir string) (forge.Snapshot, error) {
-	repo, err := r.fetchRefs(ctx)
+	repo, ok, err := r.fetchOne(ctx, ref)
 	if err != nil {
 		return forge.Snapshot{}, err
+	}
+	if !ok {
+		if repo, err = r.fetchRefs(ctx); err != nil {
+			return forge.Snapshot{}, err
+		}
 	}
 	c, err := resolveCommit(repo, ref)
 	if err != nil {
