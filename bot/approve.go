@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/gitrepo"
@@ -181,7 +182,7 @@ func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
 		rc.out.Merged = append(rc.out.Merged, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
 		return nil
 	}
-	sha, err := rc.f.Merge(ctx, rc.repo, ch.Number, ch.HeadSHA, rc.spec.MergeMethod)
+	sha, err := b.mergeWhenComputed(ctx, rc, ch)
 	if err != nil {
 		// Another replica may have merged it a moment ago.
 		if cur, gerr := rc.f.GetChange(ctx, rc.repo, ch.Number); gerr == nil && cur.Merged && cur.HeadSHA == ch.HeadSHA {
@@ -201,6 +202,38 @@ func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
 	rc.out.Merged = append(rc.out.Merged, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
 	w.ch.Merged, w.ch.MergeCommitSHA, w.ch.State = true, sha, "merged"
 	return b.finishPublish(ctx, w, w.results, approvers)
+}
+
+// defaultMergeWaits are the waits before retrying a merge the forge
+// refused because it was still computing mergeability (right after a push
+// or a base change, GitHub and GitLab answer "not mergeable" for a moment).
+func defaultMergeWaits() []time.Duration {
+	return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+}
+
+// stillComputing recognizes those transient refusals.
+func stillComputing(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"being computed", "base branch was modified", "checking", "try again"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bot) mergeWhenComputed(ctx context.Context, rc *repoCtx, ch forge.Change) (string, error) {
+	for i := 0; ; i++ {
+		sha, err := rc.f.Merge(ctx, rc.repo, ch.Number, ch.HeadSHA, rc.spec.MergeMethod)
+		if err == nil || !errors.Is(err, forge.ErrNotMergeable) || !stillComputing(err) || i == len(b.mergeWaits) {
+			return sha, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(b.mergeWaits[i]):
+		}
+	}
 }
 
 // finishPublish tags the merge commit for each package and deletes the

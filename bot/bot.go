@@ -8,6 +8,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
@@ -52,6 +53,9 @@ type Bot struct {
 	opts  Options
 	log   *slog.Logger
 	index index
+	// mergeWaits space the retries of a merge refused while the forge
+	// computes mergeability.
+	mergeWaits []time.Duration
 }
 
 // New returns a Bot.
@@ -69,7 +73,7 @@ func New(opts Options) (*Bot, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bot{opts: opts, log: log}, nil
+	return &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits()}, nil
 }
 
 // login is the bot's own account on forge f.

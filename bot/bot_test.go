@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/forgetest"
@@ -373,4 +374,17 @@ func TestDashboardAndConfigCheck(t *testing.T) {
 		t.Fatalf("config check = %+v (%v); outcome %+v", check, ok, out)
 	}
 	_ = c
+}
+
+func TestMergeRetriedWhileMergeabilityIsComputed(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, "")
+	fx.bot.mergeWaits = []time.Duration{time.Millisecond, time.Millisecond}
+	c := fx.humanDraft("dana", "scale", "3")
+	fx.comment(c, "dana", "/kptbot propose")
+	fx.fake.BlockMergesFor(site, "Pull Request mergeability is still being computed", 2)
+	fx.review(fx.change(c.Number), "alice", forge.ReviewApproved, c.HeadSHA)
+	if !fx.change(c.Number).Merged || len(fx.tags()) != 1 {
+		t.Fatalf("merge not retried: merged=%v, last comment %q", fx.change(c.Number).Merged, lastComment(fx, c.Number))
+	}
 }

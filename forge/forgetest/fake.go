@@ -26,8 +26,11 @@ type Fake struct {
 	reactions []Reaction
 	// mergeBlocked holds a branch-protection refusal per repository.
 	mergeBlocked map[string]string
-	topics       map[string][]string
-	calls        map[string]int
+	// mergeBlockedFor counts down the attempts a block lasts (absent:
+	// until lifted).
+	mergeBlockedFor map[string]int
+	topics          map[string][]string
+	calls           map[string]int
 	// Perms maps "owner/name:login" to a permission (default read).
 	Perms map[string]forge.Permission
 	// TeamMembers maps "team:login" to membership.
@@ -67,7 +70,7 @@ var _ forge.Forge = (*Fake)(nil)
 // New returns an empty fake forge.
 func New() *Fake {
 	return &Fake{repos: map[string]*repo{}, failures: map[string]error{}, Perms: map[string]forge.Permission{},
-		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{},
+		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{}, mergeBlockedFor: map[string]int{},
 		topics: map[string][]string{}, calls: map[string]int{}}
 }
 
@@ -334,6 +337,14 @@ func (f *Fake) Merge(_ context.Context, r forge.Repo, number int, expectedHeadSH
 		return "", fmt.Errorf("%w: change #%d is %s (draft %v)", forge.ErrNotMergeable, number, c.State, c.Draft)
 	}
 	if err := f.mergeBlocked[r.FullName]; err != "" {
+		if n, ok := f.mergeBlockedFor[r.FullName]; ok {
+			if n <= 1 {
+				delete(f.mergeBlocked, r.FullName)
+				delete(f.mergeBlockedFor, r.FullName)
+			} else {
+				f.mergeBlockedFor[r.FullName] = n - 1
+			}
+		}
 		return "", fmt.Errorf("%w: %s", forge.ErrNotMergeable, err)
 	}
 	if c.HeadSHA != expectedHeadSHA {
@@ -810,4 +821,13 @@ func (f *Fake) Calls(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[op]
+}
+
+// BlockMergesFor refuses the next n merges in r with reason, as a forge
+// still computing mergeability does.
+func (f *Fake) BlockMergesFor(r forge.Repo, reason string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mergeBlocked[r.FullName] = reason
+	f.mergeBlockedFor[r.FullName] = n
 }
