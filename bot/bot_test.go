@@ -388,3 +388,50 @@ func TestMergeRetriedWhileMergeabilityIsComputed(t *testing.T) {
 		t.Fatalf("merge not retried: merged=%v, last comment %q", fx.change(c.Number).Merged, lastComment(fx, c.Number))
 	}
 }
+
+// TestFunctionPolicy: a change's head cannot bring its own exec or
+// container function to run, even when the server allows exec, and a fork
+// runs built-ins only.
+func TestFunctionPolicy(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, "")
+	fx.bot.opts.Functions = Policy{AllowExec: true}
+	ctx := context.Background()
+	evil := strings.Replace(kptfile, "pipeline:\n  mutators:\n", "pipeline:\n  mutators:\n    - exec: /bin/sh\n      configMap: {x: y}\n", 1)
+	if _, err := fx.fake.PushFiles(ctx, site, "evil", "", "main", map[string][]byte{"pkgs/ns/Kptfile": []byte(evil)}, "run my binary"); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := fx.fake.OpenChange(ctx, site, forge.ChangeSpec{Head: "evil", Base: "main", Title: "evil"})
+	fx.handle(forge.Event{Kind: forge.EventChangeOpened, Sender: forge.User{Login: "mallory"}, Change: &c})
+	check, _ := fx.fake.Check(site, c.HeadSHA, "kptbot/pkgs/ns")
+	if check.Conclusion != forge.CheckFailure || !strings.Contains(check.Summary, "comes from this change") {
+		t.Fatalf("exec function from a change's head: check %+v", check)
+	}
+	// From a fork, even a function the default branch has is refused.
+	fx.bot.opts.Functions = Policy{AllowExec: true, AllowContainers: true, AllowedImages: []string{"example.com/fn:v1"}}
+	withImage := strings.Replace(kptfile, "pipeline:\n  mutators:\n", "pipeline:\n  mutators:\n    - image: example.com/fn:v1\n", 1)
+	if _, err := fx.fake.PushFiles(ctx, site, "fork", "", "main", map[string][]byte{"pkgs/ns/Kptfile": []byte(withImage)}, "fork"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := fx.fake.OpenChange(ctx, site, forge.ChangeSpec{Head: "fork", Base: "main", Title: "fork"})
+	f.FromFork = true
+	if b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: forkFake{fx.fake}}, Name: "kptbot", Functions: fx.bot.opts.Functions}); err == nil {
+		ev := forge.Event{Forge: forge.GitHub, Repo: site, Kind: forge.EventChangeOpened, Sender: forge.User{Login: "mallory"}, Change: &f}
+		if _, err := b.Handle(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check, _ = fx.fake.Check(site, f.HeadSHA, "kptbot/pkgs/ns")
+	if check.Conclusion != forge.CheckFailure || !strings.Contains(check.Summary, "forks run built-in functions only") {
+		t.Fatalf("container function from a fork: check %+v", check)
+	}
+}
+
+// forkFake reports every change as coming from a fork.
+type forkFake struct{ *forgetest.Fake }
+
+func (f forkFake) GetChange(ctx context.Context, r forge.Repo, n int) (forge.Change, error) {
+	c, err := f.Fake.GetChange(ctx, r, n)
+	c.FromFork = true
+	return c, err
+}
