@@ -41,10 +41,13 @@ bench:
 	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
 	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./bot
 
-# The main job end to end on local git repositories: Porch's lifecycle and
-# package variants across an upstream and three downstream repositories.
+# The main job end to end with no account: Porch's lifecycle and package
+# variants on local git repositories, then the bot itself (the same
+# bot.Handle as the server) on an in-memory forge: a draft proposed,
+# approved, published and fanned out to three sites.
 demo: build
 	./scripts/porch-demo.sh $(BIN)
+	$(BIN) demo
 
 # The engine walkthrough: get, edit, update keeping the edit, diff, render.
 demo-engine: build

@@ -50,7 +50,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
 	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
 	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd(), newForgeCmd())
-	root.AddCommand(newVersionCmd(), newServeCmd(), newReplayCmd(), newPlanCmd(), newActionCmd())
+	root.AddCommand(newVersionCmd(), newServeCmd(), newReplayCmd(), newPlanCmd(), newActionCmd(), newDemoCmd())
 	return root
 }
 

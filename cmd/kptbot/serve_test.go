@@ -185,3 +185,26 @@ func TestPlanWritesNothing(t *testing.T) {
 		t.Errorf("plan of an unknown repository: exit %d, %s", code, stderr)
 	}
 }
+
+func TestBotDemo(t *testing.T) {
+	t.Parallel()
+	out, stderr, code := kptbot(t, "demo")
+	if code != 0 {
+		t.Fatalf("kptbot demo: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"authored this change and cannot approve it",
+		"tagged   acme/blueprints basens/v1",
+		"opened   acme/edge-3#1  kptbot: tenant-ns clone acme/blueprints/basens v1",
+		"tagged   acme/edge-1 tenant-ns/v1",
+		"opened   acme/edge-1#2  kptbot: tenant-ns update acme/blueprints/basens v1 → v2",
+		"| acme/edge-2 | change #1 (clone) |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "error:") {
+		t.Errorf("demo reported an error:\n%s", out)
+	}
+}
