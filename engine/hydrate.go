@@ -175,7 +175,7 @@ func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kpt
 		WrapBareSeqNode:   true,
 		FileSystem:        filesys.FileSystemOrOnDisk{FileSystem: h.fsys},
 	}
-	local, err := r.Read()
+	local, err := readPackage(*r)
 	if err != nil {
 		return nil, err
 	}
@@ -450,16 +450,9 @@ func (h *hydrator) write(resources []*yaml.RNode) error {
 		}
 	}
 	resources = h.changedOnly(resources)
-	w := &kio.LocalPackageReadWriter{
-		PackagePath:        h.root,
-		PreserveSeqIndent:  true,
-		PackageFileName:    KptfileName,
-		IncludeSubpackages: true,
-		WrapBareSeqNode:    true,
-		FileSystem:         filesys.FileSystemOrOnDisk{FileSystem: h.fsys},
-		MatchFilesGlob:     matchAllKRM,
-	}
-	if err := w.Write(resources); err != nil {
+	// kpt writes through kio.LocalPackageReadWriter, which writes as
+	// LocalPackageWriter and deletes nothing it did not read.
+	if err := writePackage(filesys.FileSystemOrOnDisk{FileSystem: h.fsys}, h.root, resources, nil); err != nil {
 		return fmt.Errorf("failed to save resources: %w", err)
 	}
 	for f := range h.input {

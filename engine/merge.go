@@ -13,6 +13,7 @@ import (
 
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -121,7 +122,7 @@ func readPackageResources(dir, source string) ([]*yaml.RNode, error) {
 		PreserveSeqIndent: true,
 		WrapBareSeqNode:   true,
 	}
-	nodes, err := r.Read()
+	nodes, err := readPackage(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
 	}
@@ -327,8 +328,7 @@ func writeMerged(localPath string, localFiles, unchanged map[string]bool, out []
 		}
 		write = append(write, n)
 	}
-	w := kio.LocalPackageWriter{PackagePath: localPath}
-	if err := w.Write(write); err != nil {
+	if err := writePackage(filesys.FileSystemOrOnDisk{}, localPath, write, nil); err != nil {
 		return err
 	}
 	for f := range localFiles {
