@@ -1,18 +1,15 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
@@ -70,7 +67,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 	if err != nil {
 		return nil, err
 	}
-	sources, err := injectionSources(main.Files, rc.spec.InjectionSources)
+	sources, err := engine.InjectionSources(main.Files, rc.spec.InjectionSources)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +158,7 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 	p.files = out.Tree
 	p.digest = digestTree(p.files)
 	p.diff = diffResources(p.published, p.files)
-	if len(p.published) > 0 && sameTree(p.published, p.files) {
+	if len(p.published) > 0 && p.published.Equal(p.files) {
 		p.Kind, p.Why = "none", fmt.Sprintf("%s is up to date with %s %s", pkg, pv.Spec.Upstream.Package, rev)
 		return p, nil
 	}
@@ -426,45 +423,7 @@ func annotation(files engine.Tree, key string) string {
 	return kf.Annotations[key]
 }
 
-func sameTree(a, b engine.Tree) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, x := range a {
-		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
-			return false
-		}
-	}
-	return true
-}
 
-// injectionSources reads the objects under the repository's injection
-// source directories.
-func injectionSources(files map[string][]byte, dirs []string) ([]*yaml.RNode, error) {
-	var out []*yaml.RNode
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, dir := range dirs {
-		prefix := strings.Trim(dir, "/") + "/"
-		for _, p := range paths {
-			if !strings.HasPrefix(p, prefix) || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
-				continue
-			}
-			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(files[p]), OmitReaderAnnotations: true}).Read()
-			if err != nil {
-				return nil, fmt.Errorf("injection source %s: %w", p, err)
-			}
-			for _, n := range nodes {
-				_ = n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", p))
-			}
-			out = append(out, nodes...)
-		}
-	}
-	return out, nil
-}
 
 // upstreamRef is the upstream ref (git ref, OCI tag, archive version) a
 // package's Kptfile records.
@@ -528,7 +487,7 @@ func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m Bo
 	if err != nil {
 		return "", err
 	}
-	sources, err := injectionSources(head.Files, rc.spec.InjectionSources)
+	sources, err := engine.InjectionSources(head.Files, rc.spec.InjectionSources)
 	if err != nil {
 		return "", err
 	}
@@ -537,7 +496,7 @@ func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m Bo
 	if err != nil {
 		return "", err
 	}
-	if p.Kind == "none" || sameTree(p.published, p.files) {
+	if p.Kind == "none" || p.published.Equal(p.files) {
 		return fmt.Sprintf("This branch already holds %s.", p.Revision), nil
 	}
 	files := map[string][]byte{}

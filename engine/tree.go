@@ -190,3 +190,16 @@ func readFS(fsys filesys.FileSystem, root string) (Tree, error) {
 	})
 	return out, err
 }
+
+// Equal reports whether t and u hold the same files with the same bytes.
+func (t Tree) Equal(u Tree) bool {
+	if len(t) != len(u) {
+		return false
+	}
+	for p, x := range t {
+		if y, ok := u[p]; !ok || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}

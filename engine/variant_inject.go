@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -273,4 +274,33 @@ func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 		}
 	}
 	conds.Content = append(conds.Content, n)
+}
+
+// InjectionSources reads the objects a repository offers for config
+// injection: every YAML file under dirs (slash paths, relative to the
+// repository root) in files, each object annotated with its path.
+func InjectionSources(files map[string][]byte, dirs []string) ([]*yaml.RNode, error) {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []*yaml.RNode
+	for _, dir := range dirs {
+		prefix := strings.Trim(dir, "/") + "/"
+		for _, p := range paths {
+			if !strings.HasPrefix(p, prefix) || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+				continue
+			}
+			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(files[p]), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				return nil, fmt.Errorf("injection source %s: %w", p, err)
+			}
+			for _, n := range nodes {
+				_ = n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", p))
+			}
+			out = append(out, nodes...)
+		}
+	}
+	return out, nil
 }

@@ -7,7 +7,6 @@
 package reconcile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge/gitrepo"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -160,21 +158,8 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 	if r.cfg == nil {
 		return fmt.Errorf("no kptbot.yaml on branch %s (looked for %v)", r.branch, paths)
 	}
-	for _, dir := range r.cfg.Repository.Spec.InjectionSources {
-		prefix := strings.Trim(dir, "/") + "/"
-		for p, b := range root {
-			if !strings.HasPrefix(p, prefix) || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
-				continue
-			}
-			nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
-			if err != nil {
-				return fmt.Errorf("injection source %s: %w", p, err)
-			}
-			for _, n := range nodes {
-				_ = n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", p))
-			}
-			r.sources = append(r.sources, nodes...)
-		}
+	if r.sources, err = engine.InjectionSources(root, r.cfg.Repository.Spec.InjectionSources); err != nil {
+		return err
 	}
 	r.packages = map[string]*downstream{}
 	for _, ref := range refs {
@@ -319,7 +304,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		return a, fmt.Errorf("rendering the variant: %w", err)
 	}
 	a.files = out.Tree
-	if published != nil && sameFiles(published, a.files) {
+	if published != nil && published.Equal(a.files) {
 		a.Kind, a.Why = "none", fmt.Sprintf("%s/v%d is up to date with %s@%s", pkg, d.latest, pv.Spec.Upstream.Package, rev)
 		return a, nil
 	}
@@ -334,7 +319,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		}
 		a.Workspace = dr.Workspace
 		switch {
-		case sameFiles(files, a.files):
+		case files.Equal(a.files):
 			a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, dr.Workspace)
 		case dr.Lifecycle == gitrepo.Proposed:
 			a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, dr.Workspace, why)
@@ -574,14 +559,3 @@ func (r *reconciler) apply(ctx context.Context, a *Action) error {
 	return nil
 }
 
-func sameFiles(a, b engine.Tree) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, x := range a {
-		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
-			return false
-		}
-	}
-	return true
-}
