@@ -423,8 +423,6 @@ func annotation(files engine.Tree, key string) string {
 	return kf.Annotations[key]
 }
 
-
-
 // upstreamRef is the upstream ref (git ref, OCI tag, archive version) a
 // package's Kptfile records.
 func upstreamRef(kf *kptfilev1.KptFile) string {

@@ -558,4 +558,3 @@ func (r *reconciler) apply(ctx context.Context, a *Action) error {
 	}
 	return nil
 }
-
