@@ -47,12 +47,9 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		if err != nil {
 			return nil, err
 		}
-		secret, err := cfg.Secret(g.WebhookSecretFile, config.EnvGitHubWebhookSecret)
+		secret, err := webhookSecret(cfg, forge.GitHub, g.WebhookSecretFile, config.EnvGitHubWebhookSecret)
 		if err != nil {
-			return nil, fmt.Errorf("github webhook secret: %w", err)
-		}
-		if len(secret) == 0 {
-			return nil, fmt.Errorf("github: webhookSecretFile (or $%s) is required: unsigned deliveries are never accepted", config.EnvGitHubWebhookSecret)
+			return nil, err
 		}
 		a.forges[forge.GitHub], a.secrets[forge.GitHub] = f, secret
 		a.parsers[forge.GitHub] = func(r *http.Request) (forge.Event, error) {
@@ -80,12 +77,9 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 			return nil, fmt.Errorf("gitlab: reading the token's user: %w", err)
 		}
 		logins[forge.GitLab] = self.Login
-		secret, err := cfg.Secret(g.WebhookSecretFile, config.EnvGitLabWebhookSecret)
+		secret, err := webhookSecret(cfg, forge.GitLab, g.WebhookSecretFile, config.EnvGitLabWebhookSecret)
 		if err != nil {
-			return nil, fmt.Errorf("gitlab webhook secret: %w", err)
-		}
-		if len(secret) == 0 {
-			return nil, fmt.Errorf("gitlab: webhookSecretFile (or $%s) is required: deliveries without the token are never accepted", config.EnvGitLabWebhookSecret)
+			return nil, err
 		}
 		a.forges[forge.GitLab], a.secrets[forge.GitLab] = c, secret
 		a.parsers[forge.GitLab] = func(r *http.Request) (forge.Event, error) { return gitlab.ParseWebhook(r, secret, maxWebhookBody) }
@@ -108,6 +102,19 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		return all, errors.Join(errs...)
 	}
 	return a, nil
+}
+
+// webhookSecret reads a forge's webhook secret, which is required: a
+// delivery that cannot be verified is never accepted.
+func webhookSecret(cfg *config.Server, forgeName, file, env string) ([]byte, error) {
+	secret, err := cfg.Secret(file, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s webhook secret: %w", forgeName, err)
+	}
+	if len(secret) == 0 {
+		return nil, fmt.Errorf("%s: webhookSecretFile (or $%s) is required: deliveries that cannot be verified are never accepted", forgeName, env)
+	}
+	return secret, nil
 }
 
 // githubForge builds the GitHub side: every installation of an App, or one

@@ -34,25 +34,28 @@ func serverConfig(t *testing.T, apiURL, listen string) string {
 	return path
 }
 
-func TestReplayRendersADraft(t *testing.T) {
-	t.Parallel()
-	gh := githubtest.New(t)
+// draftPR is a pull request the fake GitHub opened.
+type draftPR struct {
+	Number int
+	Head   struct{ SHA string }
+}
+
+// openedDraft seeds acme/site-a with package ns (Kptfile kf), opens a
+// draft PR editing it as a person would, and writes the pull_request
+// opened payload GitHub would send (from the real payload, rewritten).
+func openedDraft(t *testing.T, gh *githubtest.Server, kf string) (forge.Repo, draftPR, string) {
+	t.Helper()
 	repo := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-a", DefaultBranch: "main"}
-	kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: ns\npipeline:\n  mutators:\n    - image: set-namespace:v0.4.1\n      configMap:\n        namespace: team-a\n"
-	base := gh.Seed(repo, "main", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n")})
-	gh.Seed(repo, "edit", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"2\"\n")})
-	_ = base
-	// Open the PR through the API as a human would.
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"%s\"\n"
+	gh.Seed(repo, "main", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte(fmt.Sprintf(cm, "1"))})
+	gh.Seed(repo, "edit", map[string][]byte{"ns/Kptfile": []byte(kf), "ns/cm.yaml": []byte(fmt.Sprintf(cm, "2"))})
 	req, _ := http.NewRequest("POST", gh.URL+"/repos/acme/site-a/pulls", strings.NewReader(`{"title":"edit","head":"edit","base":"main","draft":true}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("opening the PR: %v %v", resp, err)
 	}
-	var pr struct {
-		Number int
-		Head   struct{ SHA string }
-	}
+	var pr draftPR
 	json.NewDecoder(resp.Body).Decode(&pr)
 	resp.Body.Close()
 	raw, err := os.ReadFile("../../testdata/webhooks/github/pull_request/opened.payload.json")
@@ -72,7 +75,16 @@ func TestReplayRendersADraft(t *testing.T) {
 	r["owner"].(map[string]any)["login"] = "acme"
 	payload := filepath.Join(t.TempDir(), "opened.json")
 	b, _ := json.Marshal(m)
-	os.WriteFile(payload, b, 0o600)
+	if err := os.WriteFile(payload, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return repo, pr, payload
+}
+
+func TestReplayRendersADraft(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	repo, pr, payload := openedDraft(t, gh, "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: ns\npipeline:\n  mutators:\n    - image: set-namespace:v0.4.1\n      configMap:\n        namespace: team-a\n")
 
 	cfg := serverConfig(t, gh.URL, ":0")
 	out, stderr, code := kptbot(t, "replay", "--config", cfg, "--forge", "github", "--event", "pull_request", payload, "--log-level", "error")
