@@ -220,3 +220,19 @@ func TestBotDemo(t *testing.T) {
 		t.Errorf("demo reported an error:\n%s", out)
 	}
 }
+
+func TestServeRefusesToRunUnverified(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "token"), []byte("ghp_x\n"), 0o600)
+	cfg := filepath.Join(dir, "server.yaml")
+	os.WriteFile(cfg, []byte("github:\n  tokenFile: token\n"), 0o600)
+	_, stderr, code := kptbot(t, "replay", "--config", cfg, "--event", "ping", "x.json")
+	if code == 0 || !strings.Contains(stderr, "webhookSecretFile") || !strings.Contains(stderr, "KPTBOT_GITHUB_WEBHOOK_SECRET") {
+		t.Errorf("no webhook secret: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = kptbot(t, "serve", "--config", filepath.Join(dir, "missing.yaml"))
+	if code == 0 || !strings.Contains(stderr, "missing.yaml") {
+		t.Errorf("missing config: exit %d, %s", code, stderr)
+	}
+}
