@@ -43,6 +43,10 @@ type Options struct {
 	// ConfigPath is where kptbot.yaml lives in every repository, when not
 	// in one of the usual places (kptbot.yaml, .github/, .gitlab/).
 	ConfigPath string
+	// FanOutByDispatch makes a fan-out tell each following repository
+	// (repository_dispatch / a pipeline) instead of changing it, so each
+	// downstream's own CI job updates itself (DESIGN §6).
+	FanOutByDispatch bool
 	// DryRun computes and reports what would be done without writing.
 	DryRun bool
 }

@@ -27,6 +27,9 @@ func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outc
 	if err != nil {
 		return out, nil, err
 	}
+	if b.opts.FanOutByDispatch {
+		return b.dispatchFanOut(ctx, upstream, pkg, followers)
+	}
 	follows := func(pv config.PackageVariant) bool {
 		up := pv.Spec.Upstream
 		return up != nil && sameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
@@ -86,6 +89,40 @@ func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outc
 		progress[res.repo] = state
 	}
 	sort.Slice(acts, func(i, j int) bool { return acts[i].Repo+acts[i].Package < acts[j].Repo+acts[j].Package })
+	if err := b.fanOutReport(ctx, upstream, pkg, progress); err != nil {
+		errs = append(errs, err)
+	}
+	return out, acts, errors.Join(errs...)
+}
+
+// DispatchEventType is the event a dispatched fan-out sends each follower
+// (repository_dispatch event_type; GitLab: the KPTBOT_EVENT variable).
+const DispatchEventType = "kptbot-upstream-published"
+
+// dispatchFanOut tells each follower that pkg has a new revision; their
+// own kptbot runs (the Action, a GitLab job) do the updating.
+func (b *Bot) dispatchFanOut(ctx context.Context, upstream forge.Repo, pkg string, followers []forge.Repo) (Outcome, []VariantAction, error) {
+	var out Outcome
+	var acts []VariantAction
+	var errs []error
+	progress := map[string]string{}
+	payload := map[string]any{"upstream": upstream.FullName, "cloneURL": upstream.CloneURL, "package": pkg}
+	for _, r := range followers {
+		a := VariantAction{Repo: r.FullName, Package: pkg, Kind: "dispatch", Why: "told to update itself"}
+		state := "dispatched"
+		if !b.opts.DryRun {
+			f, err := b.forgeFor(r)
+			if err == nil {
+				err = f.Dispatch(ctx, r, DispatchEventType, payload)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("dispatching to %s: %w", r.FullName, err))
+				state, a.Kind, a.Why = "failed: "+userMessage(err), "skip", err.Error()
+			}
+		}
+		progress[r.FullName] = state
+		acts = append(acts, a)
+	}
 	if err := b.fanOutReport(ctx, upstream, pkg, progress); err != nil {
 		errs = append(errs, err)
 	}

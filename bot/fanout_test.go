@@ -289,3 +289,25 @@ func TestRemovedVariantProposesDeletion(t *testing.T) {
 		t.Fatalf("open changes after removing the variant = %+v, want the deletion proposal", cs)
 	}
 }
+
+func TestFanOutByDispatch(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 2)
+	fl.bot.opts.FanOutByDispatch = true
+	out := fl.tagEvent(1)
+	if len(out.Opened) != 0 {
+		t.Errorf("a dispatched fan-out opened changes itself: %v", out.Opened)
+	}
+	got := map[string]bool{}
+	for _, d := range fl.fake.Dispatches() {
+		if d.EventType != DispatchEventType || d.Payload["package"] != "basens" || d.Payload["upstream"] != "acme/blueprints" {
+			t.Errorf("dispatch %+v", d)
+		}
+		got[d.Repo] = true
+	}
+	for _, want := range []string{"acme/site-1", "acme/site-2", "acme/explicit", "acme/edge-topic"} {
+		if !got[want] {
+			t.Errorf("no dispatch to %s (got %v)", want, got)
+		}
+	}
+}

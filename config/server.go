@@ -30,6 +30,9 @@ type Server struct {
 	GitHub         *GitHubServer   `json:"github,omitempty"`
 	GitLab         *GitLabServer   `json:"gitlab,omitempty"`
 	Functions      FunctionsPolicy `json:"functions,omitempty"`
+	// FanOut is direct (default: the server opens every follower's change)
+	// or dispatch (it tells each follower's own CI to do so).
+	FanOut string `json:"fanOut,omitempty"`
 
 	// dir is the config file's directory, for relative paths.
 	dir string
@@ -127,6 +130,9 @@ func ParseServer(name string, data []byte) (*Server, error) {
 	}
 	if s.QueueSize == 0 {
 		s.QueueSize = 1000
+	}
+	if s.FanOut != "" && s.FanOut != "direct" && s.FanOut != "dispatch" {
+		errs = append(errs, fmt.Errorf("%s: fanOut %q: want direct or dispatch", name, s.FanOut))
 	}
 	if s.Workers < 1 || s.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("%s: workers and queueSize must be at least 1", name))

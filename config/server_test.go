@@ -19,6 +19,7 @@ func TestParseServer(t *testing.T) {
 		{"no forge", "listen: :9090\n", "configure github, gitlab or both"},
 		{"both modes", "github:\n  appID: 1\n  privateKeyFile: k\n  tokenFile: t\n", "exclude each other"},
 		{"bad duration", "resyncInterval: often\ngitlab: {tokenFile: t}\n", "want a positive Go duration"},
+		{"bad fan-out", "fanOut: sideways\ngitlab: {tokenFile: t}\n", "want direct or dispatch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

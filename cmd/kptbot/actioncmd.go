@@ -18,6 +18,11 @@ import (
 // token); the bot trusts only its own comments, so it must know.
 const envBotLogin = "KPTBOT_BOT_LOGIN"
 
+// envFanOut set to dispatch makes a publish tell each following
+// repository (repository_dispatch / a pipeline) instead of opening its
+// change from this job: each downstream's own workflow then updates it.
+const envFanOut = "KPTBOT_FANOUT"
+
 func newActionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "action",
@@ -34,7 +39,8 @@ func newActionCmd() *cobra.Command {
 
 // actionBot builds the bot for one CI run from the detected setup.
 func actionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
-	opts := bot.Options{Name: "kptbot", Logger: s.Logger, DryRun: s.DryRun, ConfigPath: s.Config, Logins: map[string]string{}}
+	opts := bot.Options{Name: "kptbot", Logger: s.Logger, DryRun: s.DryRun, ConfigPath: s.Config, Logins: map[string]string{},
+		FanOutByDispatch: os.Getenv(envFanOut) == "dispatch"}
 	switch s.Forge {
 	case forge.GitHub:
 		c, err := github.NewTokenClient(s.Token, s.APIURL)
