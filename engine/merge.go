@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kptbot/kptbot/engine/internal/mergewalk"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -18,7 +19,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/kustomize/kyaml/yaml/walk"
 )
 
 // resourceMerge is kpt's resource-merge update (ResourceMergeUpdater)
@@ -485,7 +485,7 @@ func dropNulls(n *yaml.Node) {
 }
 
 func walkMerge(t *mergeTuple) (*yaml.RNode, error) {
-	return walk.Walker{
+	return mergewalk.Walker{
 		Visitor:               merge3Visitor{},
 		VisitKeysAsScalars:    true,
 		Sources:               []*yaml.RNode{t.dest, t.original, t.updated},

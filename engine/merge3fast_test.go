@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/mergewalk"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/kustomize/kyaml/yaml/merge3"
 	"sigs.k8s.io/kustomize/kyaml/yaml/walk"
@@ -17,8 +18,10 @@ import (
 // the time): the inputs on which comparing nodes and comparing their
 // encodings could disagree.
 func randomTriple(r *rand.Rand) [3]string {
-	scalars := []string{"1", `"1"`, "'1'", "!!str 1", "!!int 1", "!!float 1", "2", "a", `"a"`, "'a'", "a # note", "a # other", "null", "~", `""`, "true", `"true"`, "1.0", "|\n    a\n", ">-\n    a\n", "&x a"}
-	lists := []string{"[a, b]", "['a', b]", "[b, a]", "\n    - a\n    - b", "\n    - a # c\n    - b", "[]", "null", "\n    - a", "\n    - \"a\"\n    - b", "[!!str a, b]"}
+	scalars := []string{"1", `"1"`, "'1'", "!!str 1", "!!int 1", "!!float 1", "2", "a", `"a"`, "'a'", "a # note", "a # other", `1 # {"type": "string"}`, `"1" # {"type": "integer"}`, "null", "~", `""`, "true", `"true"`, "1.0", "|\n    a\n", ">-\n    a\n", "&x a"}
+	lists := []string{"[a, b]", "['a', b]", "[b, a]", "\n    - a\n    - b", "\n    - a # c\n    - b", "[]", "null", "\n    - a", "\n    - \"a\"\n    - b", "[!!str a, b]",
+		"\n    - name: a\n      v: 1\n    - name: b\n      v: 2", "\n    - name: b\n      v: 3",
+		`# {"x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"}` + "\n    - name: a\n      v: 4"}
 	var docs [3]strings.Builder
 	for i := range docs {
 		docs[i].WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
@@ -53,19 +56,26 @@ func randomTriple(r *rand.Rand) [3]string {
 	return [3]string{docs[0].String(), docs[1].String(), docs[2].String()}
 }
 
-// TestMerge3VisitorMatchesKyaml walks random triples with kyaml's
-// merge3.Visitor and with merge3Visitor and requires the same result.
+// TestMerge3VisitorMatchesKyaml walks random triples with kyaml's walker
+// and merge3.Visitor, and with the engine's (mergewalk, merge3Visitor),
+// and requires the same result.
 func TestMerge3VisitorMatchesKyaml(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewSource(7))
 	for i := 0; i < 3000; i++ {
 		docs := randomTriple(r)
-		walkWith := func(v walk.Visitor) string {
+		walkWith := func(v walk.Visitor, fork bool) string {
 			var src []*yaml.RNode
 			for _, d := range []string{docs[2], docs[0], docs[1]} { // dest, origin, updated
 				src = append(src, yaml.MustParse(d))
 			}
-			out, err := walk.Walker{Visitor: v, VisitKeysAsScalars: true, Sources: src}.Walk()
+			var out *yaml.RNode
+			var err error
+			if fork {
+				out, err = mergewalk.Walker{Visitor: v, VisitKeysAsScalars: true, Sources: src}.Walk()
+			} else {
+				out, err = walk.Walker{Visitor: v, VisitKeysAsScalars: true, Sources: src}.Walk()
+			}
 			if err != nil {
 				return "error: " + err.Error()
 			}
@@ -74,7 +84,7 @@ func TestMerge3VisitorMatchesKyaml(t *testing.T) {
 			}
 			return out.MustString()
 		}
-		want, got := walkWith(merge3.Visitor{}), walkWith(merge3Visitor{})
+		want, got := walkWith(merge3.Visitor{}, false), walkWith(merge3Visitor{}, true)
 		if want != got {
 			t.Fatalf("case %d differs\norigin:\n%s\nupdated:\n%s\nlocal:\n%s\nkyaml:\n%s\nkptbot:\n%s", i, docs[0], docs[1], docs[2], want, got)
 		}

@@ -16,14 +16,23 @@ const upstreamIdentifierAnnotation = "internal.kpt.dev/upstream-identifier"
 // before its original bytes back. kpt's merge and render re-serialize every
 // resource; this keeps comments, spacing and quoting of the files nothing
 // really changed, so diffs and PRs show only real changes.
+// Files are compared on all CPUs: each comparison parses both versions.
 func preserveUntouched(before, after Tree) {
+	var candidates []string
 	for p, b := range after {
 		old, ok := before[p]
 		if !ok || bytes.Equal(old, b) || !isYAMLPath(p) {
 			continue
 		}
-		if sameMeaning(old, b) {
-			after[p] = old
+		candidates = append(candidates, p)
+	}
+	same := make([]bool, len(candidates))
+	forEachParallel(len(candidates), func(i int) {
+		same[i] = sameMeaning(before[candidates[i]], after[candidates[i]])
+	})
+	for i, p := range candidates {
+		if same[i] {
+			after[p] = before[p]
 		}
 	}
 }
