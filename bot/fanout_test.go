@@ -111,7 +111,7 @@ func (fl *fleet) publishUpstream(n int, files map[string][]byte) {
 			tip = b.SHA
 		}
 	}
-	sha, err := fl.fake.PushFiles(fl.ctx, blueprints, "main", tip, tip, files, "v")
+	sha, err := fl.fake.PushFiles(fl.ctx, blueprints, "main", tip, tip, files, fmt.Sprintf("basens: revision %d", n))
 	if err != nil {
 		fl.t.Fatal(err)
 	}
@@ -218,6 +218,9 @@ func TestUpdateKeepsLocalEditsAndHumanCommits(t *testing.T) {
 	cs := fl.openUpdates(r)
 	if len(cs) != 1 || !strings.Contains(cs[0].Title, "v1 → v2") {
 		t.Fatalf("update change = %+v", cs)
+	}
+	if !strings.Contains(cs[0].Body, "### Upstream changes v1 → v2") || !strings.Contains(cs[0].Body, "basens: revision 2") {
+		t.Errorf("update change body lacks the upstream range:\n%s", cs[0].Body)
 	}
 	snap, _ := fl.fake.ReadTree(fl.ctx, r, cs[0].HeadSHA, "team-ns")
 	if !strings.Contains(string(snap.Files["ns.yaml"]), "owner: v2") || snap.Files["quota.yaml"] == nil {

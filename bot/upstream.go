@@ -349,3 +349,25 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 	}
 	return fmt.Sprintf("v%d", best), nil
 }
+
+// log lists the upstream's commits between two revisions of a package
+// (tags <pkg>/<from> and <pkg>/<to>, or the revisions as given), for the
+// update change's description; upstreams off the bot's forges and any
+// failure give none: the range is informative, never a reason to stop.
+func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to string) []forge.Commit {
+	ix, ok := ff.lookup(up.Repo)
+	if !ok || from == "" {
+		return nil
+	}
+	pkg := strings.Trim(up.Package, "/")
+	a, errA := ff.resolve(ctx, ix, pkg, from)
+	b, errB := ff.resolve(ctx, ix, pkg, to)
+	if errA != nil || errB != nil {
+		return nil
+	}
+	commits, err := ix.f.Log(ctx, ix.repo, a.Commit, b.Commit)
+	if err != nil {
+		return nil
+	}
+	return commits
+}

@@ -44,6 +44,8 @@ type plannedVariant struct {
 	digest    string
 	diff      resourceDiff
 	fromRev   string
+	// log is the upstream's commits from fromRev to Revision.
+	log []forge.Commit
 }
 
 // updateBranch is the one branch (and so the one open change) per
@@ -212,6 +214,7 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 			}
 			p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, rev)
 			kind = "update"
+			p.log = ff.log(ctx, up, p.fromRev, rev)
 		}
 	}
 	files, err := engine.ReadTree(dir)
@@ -365,6 +368,17 @@ func (b *Bot) updateBody(p *plannedVariant, m BodyMarker) string {
 			fmt.Fprintf(&s, "| `%s` | `%s` | `%s` | `%s` | `%s` |\n", c.File, c.Resource, c.Field, truncate(c.Local, 80), truncate(c.Upstream, 80))
 		}
 		s.WriteString("\nThe change is a draft until someone checks these.\n\n")
+	}
+	if len(p.log) > 0 {
+		fmt.Fprintf(&s, "### Upstream changes %s\n\n", revRange(p.fromRev, p.Revision))
+		for i, c := range p.log {
+			if i == 20 {
+				fmt.Fprintf(&s, "- … and %d more\n", len(p.log)-i)
+				break
+			}
+			fmt.Fprintf(&s, "- `%s` %s\n", short(c.SHA), firstLine(c.Message))
+		}
+		s.WriteString("\n")
 	}
 	s.WriteString("### Rendered resources\n\n" + p.diff.Summary() + "\n\n")
 	fmt.Fprintf(&s, "Commands: `/kptbot pause`, `/kptbot update [REV]`, `/kptbot recreate`.\n\n%s", FormatMarker(m))
@@ -522,4 +536,9 @@ func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m Bo
 		msg += fmt.Sprintf(" %d conflicts: see the table in the description.", len(p.Conflicts))
 	}
 	return msg, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

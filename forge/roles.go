@@ -47,6 +47,21 @@ type TreeReader interface {
 	ReadTree(ctx context.Context, repo Repo, ref, dir string) (Snapshot, error)
 }
 
+// Commit is one commit of a log.
+type Commit struct {
+	SHA     string `json:"sha"`
+	Message string `json:"message"`
+	Author  string `json:"author,omitempty"`
+}
+
+// CommitLogger lists the commits between two revisions, for the upstream
+// range an update change describes.
+type CommitLogger interface {
+	// Log returns the commits reachable from to but not from from (a
+	// branch, tag or SHA), newest first, at most 100.
+	Log(ctx context.Context, repo Repo, from, to string) ([]Commit, error)
+}
+
 // RefLister lists tags and branches.
 type RefLister interface {
 	ListTags(ctx context.Context, repo Repo) ([]Tag, error)
@@ -245,6 +260,7 @@ type Dispatcher interface {
 type Forge interface {
 	FileReader
 	TreeReader
+	CommitLogger
 	RefLister
 	Pusher
 	Changes

@@ -3,6 +3,7 @@ package forgetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kptbot/kptbot/forge"
@@ -264,6 +265,29 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		branches, _ := h.ListBranches(ctx, repo)
 		if hasBranch(branches, "drafts/a/v1", tip) {
 			t.Errorf("branch still listed after delete: %v", branches)
+		}
+	})
+
+	t.Run("Log", func(t *testing.T) {
+		h := newHarness(t)
+		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
+		one, err := h.PushFiles(ctx, repo, "main", base, base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "basens: raise a\n\nbecause")
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := h.PushFiles(ctx, repo, "main", one, one, map[string][]byte{"b.yaml": []byte("b: 1\n")}, "basens: add b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := h.Log(ctx, repo, base, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != 2 || log[0].SHA != two || log[1].SHA != one || !strings.HasPrefix(log[0].Message, "basens: add b") || !strings.HasPrefix(log[1].Message, "basens: raise a") {
+			t.Errorf("Log(base, main) = %+v; want %s (add b) then %s (raise a)", log, two, one)
+		}
+		if _, err := h.Log(ctx, repo, base, "no-such-ref"); !errors.Is(err, forge.ErrNotFound) {
+			t.Errorf("Log(missing ref) error = %v, want ErrNotFound", err)
 		}
 	})
 

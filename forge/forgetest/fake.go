@@ -40,8 +40,9 @@ type Fake struct {
 }
 
 type commit struct {
-	parent string
-	files  map[string][]byte
+	parent  string
+	files   map[string][]byte
+	message string
 }
 
 type repo struct {
@@ -204,7 +205,7 @@ func (f *Fake) ListBranches(_ context.Context, r forge.Repo) ([]forge.Branch, er
 }
 
 // PushFiles implements forge.Pusher.
-func (f *Fake) PushFiles(_ context.Context, r forge.Repo, branch, oldSHA, base string, files map[string][]byte, _ string) (string, error) {
+func (f *Fake) PushFiles(_ context.Context, r forge.Repo, branch, oldSHA, base string, files map[string][]byte, message string) (string, error) {
 	unlock, err := f.enter("PushFiles")
 	if err != nil {
 		return "", err
@@ -230,6 +231,9 @@ func (f *Fake) PushFiles(_ context.Context, r forge.Repo, branch, oldSHA, base s
 		merged[n] = b
 	}
 	sha := rp.commit(baseSHA, merged)
+	c := rp.commits[sha]
+	c.message = message
+	rp.commits[sha] = c
 	rp.branches[branch] = sha
 	for _, c := range rp.changes {
 		if c.HeadRef == branch && c.State == "open" {
@@ -830,4 +834,31 @@ func (f *Fake) BlockMergesFor(r forge.Repo, reason string, n int) {
 	defer f.mu.Unlock()
 	f.mergeBlocked[r.FullName] = reason
 	f.mergeBlockedFor[r.FullName] = n
+}
+
+// Log implements forge.CommitLogger by walking first parents.
+func (f *Fake) Log(_ context.Context, r forge.Repo, from, to string) ([]forge.Commit, error) {
+	unlock, err := f.enter("Log")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rp := f.repo(r)
+	head, ok := rp.resolve(to)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q in %s", forge.ErrNotFound, to, r.FullName)
+	}
+	stop := map[string]bool{}
+	if from != "" {
+		base, ok := rp.resolve(from)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q in %s", forge.ErrNotFound, from, r.FullName)
+		}
+		stop = rp.ancestors(base)
+	}
+	var out []forge.Commit
+	for sha := head; sha != "" && !stop[sha] && len(out) < 100; sha = rp.commits[sha].parent {
+		out = append(out, forge.Commit{SHA: sha, Message: rp.commits[sha].message})
+	}
+	return out, nil
 }

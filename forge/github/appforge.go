@@ -380,3 +380,12 @@ func (a *AppForge) Dispatch(ctx context.Context, r forge.Repo, eventType string,
 	}
 	return c.Dispatch(ctx, r, eventType, payload)
 }
+
+// Log implements forge.Forge through the repository's installation.
+func (a *AppForge) Log(ctx context.Context, r forge.Repo, from, to string) ([]forge.Commit, error) {
+	c, err := a.For(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return c.Log(ctx, r, from, to)
+}

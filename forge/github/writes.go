@@ -441,3 +441,12 @@ func jsonRaw(v any) (json.RawMessage, error) {
 }
 
 var _ forge.Forge = (*Client)(nil)
+
+// Log implements forge.CommitLogger over git (one fetch, no REST calls).
+func (c *Client) Log(ctx context.Context, r forge.Repo, from, to string) ([]forge.Commit, error) {
+	rm, err := c.remote(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return rm.Log(ctx, from, to)
+}

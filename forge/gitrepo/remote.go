@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
@@ -166,4 +167,48 @@ func (r Remote) DeleteBranch(ctx context.Context, branch, expectedSHA string) er
 	default:
 		return fmt.Errorf("deleting %s in %s: %w", branch, fetch.Redact(r.URL), err)
 	}
+}
+
+// maxLog bounds a commit log: a change description lists at most this many.
+const maxLog = 100
+
+// Log returns the commits reachable from to but not from from (both a
+// branch, tag or SHA; from "" means all), newest first, at most 100.
+func (r Remote) Log(ctx context.Context, from, to string) ([]forge.Commit, error) {
+	repo, err := r.fetchRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	head, err := resolveCommit(repo, to)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q in %s", forge.ErrNotFound, to, fetch.Redact(r.URL))
+	}
+	stop := map[plumbing.Hash]bool{}
+	if from != "" {
+		base, err := resolveCommit(repo, from)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q in %s", forge.ErrNotFound, from, fetch.Redact(r.URL))
+		}
+		iter := object.NewCommitPreorderIter(base, nil, nil)
+		err = iter.ForEach(func(c *object.Commit) error { stop[c.Hash] = true; return nil })
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []forge.Commit
+	iter := object.NewCommitPreorderIter(head, stop, nil)
+	err = iter.ForEach(func(c *object.Commit) error {
+		if stop[c.Hash] {
+			return nil
+		}
+		out = append(out, forge.Commit{SHA: c.Hash.String(), Message: c.Message, Author: c.Author.Name})
+		if len(out) == maxLog {
+			return storer.ErrStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return nil, err
+	}
+	return out, nil
 }
