@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/forge"
@@ -43,6 +45,9 @@ type Options struct {
 	// ConfigPath is where kptbot.yaml lives in every repository, when not
 	// in one of the usual places (kptbot.yaml, .github/, .gitlab/).
 	ConfigPath string
+	// Registry receives the bot's metrics (fan-out progress); nil keeps
+	// them unregistered.
+	Registry prometheus.Registerer
 	// FanOutByDispatch makes a fan-out tell each following repository
 	// (repository_dispatch / a pipeline) instead of changing it, so each
 	// downstream's own CI job updates itself (DESIGN §6).
@@ -60,6 +65,8 @@ type Bot struct {
 	// mergeWaits space the retries of a merge refused while the forge
 	// computes mergeability.
 	mergeWaits []time.Duration
+	// fanOuts counts downstream repositories a fan-out reached, by state.
+	fanOuts *prometheus.CounterVec
 }
 
 // New returns a Bot.
@@ -77,7 +84,15 @@ func New(opts Options) (*Bot, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits()}, nil
+	b := &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits(),
+		fanOuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_fanout_downstreams_total",
+			Help: "Downstream repositories reached by upstream fan-outs, by state (changed, up_to_date, held, skipped, dispatched, failed)."}, []string{"state"})}
+	if opts.Registry != nil {
+		if err := opts.Registry.Register(b.fanOuts); err != nil {
+			return nil, fmt.Errorf("registering the bot's metrics: %w", err)
+		}
+	}
+	return b, nil
 }
 
 // login is the bot's own account on forge f.

@@ -73,19 +73,23 @@ func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outc
 	for res := range results {
 		out.Add(res.out)
 		acts = append(acts, res.acts...)
-		state := "up to date"
+		state, metric := "up to date", "up_to_date"
 		for _, a := range res.acts {
 			switch {
 			case a.Change != 0 && (a.Kind == "clone" || a.Kind == "update" || a.Kind == "edit"):
-				state = fmt.Sprintf("change #%d (%s)", a.Change, a.Kind)
+				state, metric = fmt.Sprintf("change #%d (%s)", a.Change, a.Kind), "changed"
 			case a.Kind == "held", a.Kind == "skip":
-				state = a.Kind + ": " + a.Why
+				state, metric = a.Kind+": "+a.Why, a.Kind
+				if a.Kind == "skip" {
+					metric = "skipped"
+				}
 			}
 		}
 		if res.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", res.repo, res.err))
-			state = "failed: " + userMessage(res.err)
+			state, metric = "failed: "+userMessage(res.err), "failed"
 		}
+		b.fanOuts.WithLabelValues(metric).Inc()
 		progress[res.repo] = state
 	}
 	sort.Slice(acts, func(i, j int) bool { return acts[i].Repo+acts[i].Package < acts[j].Repo+acts[j].Package })
@@ -121,6 +125,11 @@ func (b *Bot) dispatchFanOut(ctx context.Context, upstream forge.Repo, pkg strin
 			}
 		}
 		progress[r.FullName] = state
+		if a.Kind == "dispatch" {
+			b.fanOuts.WithLabelValues("dispatched").Inc()
+		} else {
+			b.fanOuts.WithLabelValues("failed").Inc()
+		}
 		acts = append(acts, a)
 	}
 	if err := b.fanOutReport(ctx, upstream, pkg, progress); err != nil {

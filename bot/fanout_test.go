@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/forgetest"
 )
@@ -171,6 +173,9 @@ func TestFanOutClonesThenUpdatesTheSameChange(t *testing.T) {
 	writes := fl.fake.Calls("OpenChange") + fl.fake.Calls("UpdateChange") + fl.fake.Calls("ReportCheck") + fl.fake.Calls("Comment") + fl.fake.Calls("EditComment") + fl.fake.Calls("CreateTag") + fl.fake.Calls("Merge")
 	if writes > 2*5+2 { // + the upstream dashboard issue (open)
 		t.Errorf("%d REST writes for 5 changes, want at most 2 per change", writes)
+	}
+	if got := testutil.ToFloat64(fl.bot.fanOuts.WithLabelValues("changed")); got != 5 {
+		t.Errorf("kptbot_fanout_downstreams_total{state=changed} = %v, want 5", got)
 	}
 	// A restart (the same tag again) changes nothing.
 	if again := fl.tagEvent(1); len(again.Opened)+len(again.Updated) != 0 {

@@ -86,8 +86,8 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		listers = append(listers, projectLister(c, g.Projects))
 	}
 	b, err := bot.New(bot.Options{Forges: a.forges, Name: cfg.BotName, Login: cfg.BotLogin, Logins: logins, Logger: log, DryRun: dryRun,
-		FanOutByDispatch: cfg.FanOut == "dispatch",
-		Functions:        bot.Policy{AllowExec: cfg.Functions.AllowExec, AllowContainers: cfg.Functions.AllowContainers, AllowedImages: cfg.Functions.AllowedImages}})
+		FanOutByDispatch: cfg.FanOut == "dispatch", Registry: reg,
+		Functions: bot.Policy{AllowExec: cfg.Functions.AllowExec, AllowContainers: cfg.Functions.AllowContainers, AllowedImages: cfg.Functions.AllowedImages}})
 	if err != nil {
 		return nil, err
 	}
