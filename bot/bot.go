@@ -256,6 +256,9 @@ func packageOf(pkgs []string, file string) string {
 func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	var out Outcome
 	log := b.log.With("delivery", ev.DeliveryID, "repo", ev.Repo.FullName, "event", string(ev.Kind))
+	if ev.Change != nil {
+		log = log.With("change", ev.Change.Number)
+	}
 	if sameLogin(ev.Sender.Login, b.login(ev.Repo.Forge)) && ev.Kind != forge.EventChangeMerged {
 		out.Skipped = "event caused by the bot itself"
 		return out, nil
@@ -309,7 +312,18 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	if err != nil {
 		log.Error("handling event failed", "err", err)
 	} else {
-		log.Info("handled event", "opened", len(out.Opened), "merged", len(out.Merged), "tags", len(out.Tags), "checks", len(out.Checks), "skipped", out.Skipped)
+		pkgs := map[string]bool{}
+		for _, c := range out.Checks {
+			if c.Package != "" {
+				pkgs[c.Package] = true
+			}
+		}
+		names := make([]string, 0, len(pkgs))
+		for p := range pkgs {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		log.Info("handled event", "packages", names, "opened", len(out.Opened), "merged", len(out.Merged), "tags", len(out.Tags), "checks", len(out.Checks), "skipped", out.Skipped)
 	}
 	return out, err
 }
