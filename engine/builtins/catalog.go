@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
@@ -220,7 +221,15 @@ func runApplySetters(rl *resourceList) error {
 	}
 	// Decode ranges over a map; sort so results come out in a stable order.
 	sort.Slice(as.Setters, func(i, j int) bool { return as.Setters[i].Name < as.Setters[j].Name })
-	if _, err := as.Filter(rl.items); err != nil {
+	// The catalog's filter walks every node of every resource looking for
+	// "# kpt-set: " line comments; resources without one cannot change.
+	var tagged []*yaml.RNode
+	for _, n := range rl.items {
+		if hasLineComment(n.YNode(), "kpt-set:") {
+			tagged = append(tagged, n)
+		}
+	}
+	if _, err := as.Filter(tagged); err != nil {
 		return fmt.Errorf("failed to apply setters: %w", err)
 	}
 	if len(as.Results) == 0 {
@@ -236,6 +245,23 @@ func runApplySetters(rl *resourceList) error {
 		})
 	}
 	return nil
+}
+
+// hasLineComment reports whether a node of the tree has a line comment
+// containing s.
+func hasLineComment(n *yaml.Node, s string) bool {
+	if n == nil {
+		return false
+	}
+	if strings.Contains(n.LineComment, s) {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasLineComment(c, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipWithoutSetters: setters live only in "kpt-set:" comments.
