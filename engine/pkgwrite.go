@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -235,7 +236,36 @@ func encodeFile(nodes []*yaml.RNode, clear []string) ([]byte, error) {
 		}
 		clearField(y, yaml.MetadataField, true)
 	}
-	enc := yaml.NewEncoder(&buf)
+	// One encoder per document: yaml.v3's emitter keeps every event of a
+	// stream in one growing slice, which makes encoding a many-document
+	// file copy and scan far more than the documents themselves. A
+	// stream's later documents start with "---". A document left
+	// open-ended would end a stream with "..." but not a document inside
+	// one; that case (never a KRM resource) is encoded as one stream.
+	var doc bytes.Buffer
+	for i := range nodes {
+		doc.Reset()
+		if err := encodeStream(&doc, nodes[i:i+1], wide[i:i+1]); err != nil {
+			return nil, err
+		}
+		if i < len(nodes)-1 && bytes.HasSuffix(doc.Bytes(), []byte("\n...\n")) {
+			buf.Reset()
+			if err := encodeStream(&buf, nodes, wide); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(doc.Bytes())
+	}
+	return buf.Bytes(), nil
+}
+
+// encodeStream is kio.ByteWriter's encoding of nodes as one YAML stream.
+func encodeStream(w io.Writer, nodes []*yaml.RNode, wide []bool) error {
+	enc := yaml.NewEncoder(w)
 	for i, n := range nodes {
 		if wide[i] {
 			enc.DefaultSeqIndent()
@@ -244,13 +274,10 @@ func encodeFile(nodes []*yaml.RNode, clear []string) ([]byte, error) {
 		}
 		if err := enc.Encode(unwrapBareSeq(n.Document())); err != nil {
 			_ = enc.Close()
-			return nil, err
+			return err
 		}
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return enc.Close()
 }
 
 // clearField is kyaml's FieldClearer on a mapping: it removes the first

@@ -25,6 +25,7 @@ func TestWritePackageMatchesKio(t *testing.T) {
 	pkg["j.json"] = []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`)
 	pkg["two.json"] = []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j1"}}` + "\n---\n" + `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j2"}}`)
 	pkg["bare.yaml"] = []byte("- a\n- b\n")
+	pkg["scalars.yaml"] = []byte("# head of the file\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\ndata:\n  a: |+\n    kept\n\n---\n# head of the second\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fold\ndata:\n  b: >-\n    folded\n  c: |\n    lit\n# foot of the second\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: last\ndata:\n  d: |+\n    kept last\n\n")
 	pkg["nometa.yaml"] = []byte("apiVersion: v1\nkind: Foo\nmetadata: {}\n")
 	pkg["sub/dir/deep.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: # c\n  name: deep\n  annotations: {}\n")
 
