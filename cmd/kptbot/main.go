@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 
 	"k8s.io/klog/v2"
 )
 
 func main() {
 	quietKlog()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -29,4 +31,16 @@ func quietKlog() {
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
+}
+
+// tuneGC lowers the garbage collector's growth target from 100% to 50%
+// unless the user set GOGC. Rendering and updating hold the package as
+// YAML node trees (~55x its size on disk) and churn through as much
+// again in garbage; at the default target the heap grows to twice what
+// is live. At 50% a 10,000-resource render peaks ~30% lower (345 -> 236
+// MB RSS) in the same wall time on two cores (README: Performance).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 }
