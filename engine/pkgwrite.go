@@ -236,29 +236,8 @@ func encodeFile(nodes []*yaml.RNode, clear []string) ([]byte, error) {
 		}
 		clearField(y, yaml.MetadataField, true)
 	}
-	// One encoder per document: yaml.v3's emitter keeps every event of a
-	// stream in one growing slice, which makes encoding a many-document
-	// file copy and scan far more than the documents themselves. A
-	// stream's later documents start with "---". A document left
-	// open-ended would end a stream with "..." but not a document inside
-	// one; that case (never a KRM resource) is encoded as one stream.
-	var doc bytes.Buffer
-	for i := range nodes {
-		doc.Reset()
-		if err := encodeStream(&doc, nodes[i:i+1], wide[i:i+1]); err != nil {
-			return nil, err
-		}
-		if i < len(nodes)-1 && bytes.HasSuffix(doc.Bytes(), []byte("\n...\n")) {
-			buf.Reset()
-			if err := encodeStream(&buf, nodes, wide); err != nil {
-				return nil, err
-			}
-			return buf.Bytes(), nil
-		}
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.Write(doc.Bytes())
+	if err := encodeStream(&buf, nodes, wide); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }
