@@ -234,75 +234,88 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 // for the change and one for the check.
 func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *plannedVariant, openUpdates *int) error {
 	branch := updateBranch(p.Package)
-	changes, err := rc.f.ListChangesByHead(ctx, rc.repo, branch)
+	cur, oldSHA, proceed, err := b.updateTarget(ctx, rc, branch, p, *openUpdates)
+	if err != nil || !proceed || b.opts.DryRun {
+		return err
+	}
+	head, err := rc.f.PushFiles(ctx, rc.repo, branch, oldSHA, mainSHA, p.changedFiles(), p.commitMessage())
 	if err != nil {
 		return err
 	}
-	var cur *forge.Change
+	draft := p.pv.Spec.UpdatePolicy == "draft" || len(p.Conflicts) > 0
+	if err := b.upsertUpdateChange(ctx, rc, p, cur, branch, head, draft, openUpdates); err != nil {
+		return err
+	}
+	rep := forge.CheckReport{Name: checkPrefix + p.Package, HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered", Summary: p.diff.Summary()}
+	rc.out.Checks = append(rc.out.Checks, CheckRef{Repo: rc.repo.FullName, Name: rep.Name, SHA: head, Conclusion: string(rep.Conclusion), Package: p.Package, Summary: rep.Title})
+	if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
+		return err
+	}
+	if p.pv.Spec.UpdatePolicy == "publish" && !draft {
+		return b.publishUpdate(ctx, rc, p, head)
+	}
+	return nil
+}
+
+// updateTarget finds the package's open update change and decides whether
+// the bot may move its branch: not when paused, not when someone else
+// pushed to it (said once), not when it already holds the desired
+// package, and no new change beyond maxOpenUpdates. oldSHA is the branch's
+// current tip, the lease for the push ("" when there is no branch).
+func (b *Bot) updateTarget(ctx context.Context, rc *repoCtx, branch string, p *plannedVariant, openUpdates int) (cur *forge.Change, oldSHA string, proceed bool, err error) {
+	changes, err := rc.f.ListChangesByHead(ctx, rc.repo, branch)
+	if err != nil {
+		return nil, "", false, err
+	}
 	for i := range changes {
 		if changes[i].State == "open" {
 			cur = &changes[i]
 		}
 	}
-	policy := p.pv.Spec.UpdatePolicy
-	draft := policy == "draft" || len(p.Conflicts) > 0
-	if cur == nil && *openUpdates >= rc.spec.MaxOpenUpdates {
-		p.Kind, p.Why = "skip", fmt.Sprintf("%d update changes are open (spec.maxOpenUpdates): waiting", *openUpdates)
-		return nil
-	}
-	oldSHA := ""
-	var marker BodyMarker
-	if cur != nil {
-		p.Change = cur.Number
-		marker, _ = ParseMarker(cur.Body)
-		if marker.Paused {
-			p.Kind, p.Why = "skip", fmt.Sprintf("#%d is paused", cur.Number)
-			return nil
+	if cur == nil {
+		if openUpdates >= rc.spec.MaxOpenUpdates {
+			p.Kind, p.Why = "skip", fmt.Sprintf("%d update changes are open (spec.maxOpenUpdates): waiting", openUpdates)
+			return nil, "", false, nil
 		}
-		if marker.Head != "" && cur.HeadSHA != marker.Head {
-			p.Kind, p.Why = "held", fmt.Sprintf("#%d has commits the bot did not push; comment /%s recreate or /%s update", cur.Number, b.opts.Name, b.opts.Name)
-			if marker.Held != cur.HeadSHA && !b.opts.DryRun {
-				marker.Held = cur.HeadSHA
-				body := b.updateBody(p, marker)
-				if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, forge.ChangeUpdate{Body: &body}); err != nil {
-					return err
-				}
-				return b.reply(ctx, rc, cur.Number, fmt.Sprintf("Upstream moved (%s), but this branch has commits kptbot did not push (head `%s`), so kptbot left it alone. Comment `/%s update` to merge the new upstream onto them, or `/%s recreate` to rebuild the branch from scratch (dropping them).", p.Why, short(cur.HeadSHA), b.opts.Name, b.opts.Name))
-			}
-			return nil
+		brs, err := rc.f.ListBranches(ctx, rc.repo)
+		if err != nil {
+			return nil, "", false, err
 		}
-		if marker.Digest == p.digest {
-			p.Kind, p.Why = "none", fmt.Sprintf("#%d already holds %s", cur.Number, p.Revision)
-			return nil
-		}
-		oldSHA = cur.HeadSHA
-	} else if brs, err := rc.f.ListBranches(ctx, rc.repo); err == nil {
 		for _, br := range brs {
 			if br.Name == branch {
 				oldSHA = br.SHA // a branch left by a closed change: replaced
 			}
 		}
-	} else {
-		return err
+		return nil, oldSHA, true, nil
 	}
-	if b.opts.DryRun {
-		return nil
-	}
-	files := map[string][]byte{}
-	for f, c := range p.files {
-		files[p.pkgDir+"/"+f] = c
-	}
-	for f := range p.published {
-		if _, ok := p.files[f]; !ok {
-			files[p.pkgDir+"/"+f] = nil
+	p.Change = cur.Number
+	marker, _ := ParseMarker(cur.Body)
+	switch {
+	case marker.Paused:
+		p.Kind, p.Why = "skip", fmt.Sprintf("#%d is paused", cur.Number)
+		return cur, "", false, nil
+	case marker.Head != "" && cur.HeadSHA != marker.Head:
+		p.Kind, p.Why = "held", fmt.Sprintf("#%d has commits the bot did not push; comment /%s recreate or /%s update", cur.Number, b.opts.Name, b.opts.Name)
+		if marker.Held == cur.HeadSHA || b.opts.DryRun {
+			return cur, "", false, nil
 		}
+		marker.Held = cur.HeadSHA
+		body := b.updateBody(p, marker)
+		if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, forge.ChangeUpdate{Body: &body}); err != nil {
+			return cur, "", false, err
+		}
+		return cur, "", false, b.reply(ctx, rc, cur.Number, fmt.Sprintf("Upstream moved (%s), but this branch has commits kptbot did not push (head `%s`), so kptbot left it alone. Comment `/%s update` to merge the new upstream onto them, or `/%s recreate` to rebuild the branch from scratch (dropping them).", p.Why, short(cur.HeadSHA), b.opts.Name, b.opts.Name))
+	case marker.Digest == p.digest:
+		p.Kind, p.Why = "none", fmt.Sprintf("#%d already holds %s", cur.Number, p.Revision)
+		return cur, "", false, nil
 	}
-	msg := fmt.Sprintf("%s: %s\n\n%s", p.Package, p.Why, trailerFor(p))
-	head, err := rc.f.PushFiles(ctx, rc.repo, branch, oldSHA, mainSHA, files, msg)
-	if err != nil {
-		return err
-	}
-	marker = BodyMarker{Package: p.Package, Variant: p.Variant, UpstreamLock: p.lock, Digest: p.digest, Head: head}
+	return cur, cur.HeadSHA, true, nil
+}
+
+// upsertUpdateChange opens the update change, or retitles and re-describes
+// the open one (and makes it a draft when the update has conflicts).
+func (b *Bot) upsertUpdateChange(ctx context.Context, rc *repoCtx, p *plannedVariant, cur *forge.Change, branch, head string, draft bool, openUpdates *int) error {
+	marker := BodyMarker{Package: p.Package, Variant: p.Variant, UpstreamLock: p.lock, Digest: p.digest, Head: head}
 	title := fmt.Sprintf("kptbot: %s %s", p.Package, p.Why)
 	body := b.updateBody(p, marker)
 	if cur == nil {
@@ -313,25 +326,37 @@ func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *
 		*openUpdates++
 		p.Change = c.Number
 		rc.out.Opened = append(rc.out.Opened, ChangeRef{Repo: rc.repo.FullName, Number: c.Number, Package: p.Package, Title: title, URL: c.URL})
-	} else {
-		u := forge.ChangeUpdate{Title: &title, Body: &body}
-		if draft && !cur.Draft {
-			u.Draft = &draft
-		}
-		if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, u); err != nil {
-			return err
-		}
-		rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: cur.Number, Package: p.Package, Title: title, URL: cur.URL})
+		return nil
 	}
-	rep := forge.CheckReport{Name: checkPrefix + p.Package, HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered", Summary: p.diff.Summary()}
-	rc.out.Checks = append(rc.out.Checks, CheckRef{Repo: rc.repo.FullName, Name: rep.Name, SHA: head, Conclusion: string(rep.Conclusion), Package: p.Package, Summary: rep.Title})
-	if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
+	u := forge.ChangeUpdate{Title: &title, Body: &body}
+	if draft && !cur.Draft {
+		u.Draft = &draft
+	}
+	if _, err := rc.f.UpdateChange(ctx, rc.repo, cur.Number, u); err != nil {
 		return err
 	}
-	if policy == "publish" && !draft {
-		return b.publishUpdate(ctx, rc, p, head)
-	}
+	rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: cur.Number, Package: p.Package, Title: title, URL: cur.URL})
 	return nil
+}
+
+// changedFiles are the repository paths the push writes: the desired
+// package, and deletions of files it no longer has.
+func (p *plannedVariant) changedFiles() map[string][]byte {
+	files := map[string][]byte{}
+	for f, c := range p.files {
+		files[p.pkgDir+"/"+f] = c
+	}
+	for f := range p.published {
+		if _, ok := p.files[f]; !ok {
+			files[p.pkgDir+"/"+f] = nil
+		}
+	}
+	return files
+}
+
+// commitMessage is the update commit's message, with Porch's trailer.
+func (p *plannedVariant) commitMessage() string {
+	return fmt.Sprintf("%s: %s\n\n%s", p.Package, p.Why, trailerFor(p))
 }
 
 // publishUpdate merges an update change whose variant's updatePolicy is
@@ -445,97 +470,6 @@ func upstreamRef(kf *kptfilev1.KptFile) string {
 		return ""
 	}
 	return o.Ref
-}
-
-// variantNamed finds a variant targeting rc's repository by name.
-func (b *Bot) variantNamed(ctx context.Context, rc *repoCtx, name string) (config.PackageVariant, bool, error) {
-	vs, err := b.variantsFor(ctx, rc)
-	if err != nil {
-		return config.PackageVariant{}, false, err
-	}
-	for _, pv := range vs {
-		if pv.Metadata.Name == name {
-			return pv, true, nil
-		}
-	}
-	return config.PackageVariant{}, false, nil
-}
-
-// recreate rebuilds an update change from scratch at a person's request,
-// dropping commits others pushed to its branch.
-func (b *Bot) recreate(ctx context.Context, rc *repoCtx, ch forge.Change, m BodyMarker) (string, error) {
-	if _, ok, err := b.variantNamed(ctx, rc, m.Variant); err != nil || !ok {
-		return fmt.Sprintf("The variant `%s` no longer targets this repository.", m.Variant), err
-	}
-	m.Head, m.Held, m.Digest = ch.HeadSHA, "", "" // consent to replace this head
-	body := strings.TrimSpace(markerRE.ReplaceAllString(ch.Body, "")) + "\n\n" + FormatMarker(m)
-	if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
-		return "", err
-	}
-	acts, err := b.reconcileVariants(ctx, rc, func(pv config.PackageVariant) bool { return pv.Metadata.Name == m.Variant })
-	if err != nil {
-		return "", err
-	}
-	for _, a := range acts {
-		if a.Variant == m.Variant {
-			return fmt.Sprintf("Recreated from scratch: %s.", a.Why), nil
-		}
-	}
-	return "Nothing to recreate.", nil
-}
-
-// updateOnto merges the upstream revision (latest by the variant's policy,
-// or rev) onto the change's branch as it is, keeping commits others pushed.
-func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m BodyMarker, rev string) (string, error) {
-	pv, ok, err := b.variantNamed(ctx, rc, m.Variant)
-	if err != nil || !ok {
-		return fmt.Sprintf("The variant `%s` no longer targets this repository.", m.Variant), err
-	}
-	ff, err := b.fetcher(ctx, rc)
-	if err != nil {
-		return "", err
-	}
-	head, err := rc.f.ReadTree(ctx, rc.repo, ch.HeadSHA, "")
-	if err != nil {
-		return "", err
-	}
-	sources, err := engine.InjectionSources(head.Files, rc.spec.InjectionSources)
-	if err != nil {
-		return "", err
-	}
-	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
-	p, err := b.planOnto(ctx, rc, ff, pv, sub(head.Files, rc.pkgDir(pkg)), rev, sources)
-	if err != nil {
-		return "", err
-	}
-	if p.Kind == "none" || p.published.Equal(p.files) {
-		return fmt.Sprintf("This branch already holds %s.", p.Revision), nil
-	}
-	files := map[string][]byte{}
-	for f, c := range p.files {
-		files[p.pkgDir+"/"+f] = c
-	}
-	for f := range p.published {
-		if _, ok := p.files[f]; !ok {
-			files[p.pkgDir+"/"+f] = nil
-		}
-	}
-	newHead, err := rc.f.PushFiles(ctx, rc.repo, ch.HeadRef, ch.HeadSHA, ch.HeadSHA, files, fmt.Sprintf("%s: %s\n\n%s", p.Package, p.Why, trailerFor(p)))
-	if err != nil {
-		return "", err
-	}
-	p.Change = ch.Number
-	m = BodyMarker{Package: p.Package, Variant: p.Variant, UpstreamLock: p.lock, Digest: p.digest, Head: newHead}
-	body := b.updateBody(p, m)
-	if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
-		return "", err
-	}
-	rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Package: p.Package, Title: ch.Title, URL: ch.URL})
-	msg := fmt.Sprintf("Merged %s onto this branch (your commits kept): `%s`.", p.Revision, short(newHead))
-	if len(p.Conflicts) > 0 {
-		msg += fmt.Sprintf(" %d conflicts: see the table in the description.", len(p.Conflicts))
-	}
-	return msg, nil
 }
 
 func firstLine(s string) string {
