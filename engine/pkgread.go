@@ -2,8 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"path/filepath"
+	"regexp"
 	goruntime "runtime"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
@@ -72,6 +78,12 @@ func readPackage(r kio.LocalPackageReader) ([]*yaml.RNode, error) {
 			set[kioutil.PathAnnotation] = rels[i]
 			set[kioutil.LegacyPathAnnotation] = rels[i] //nolint:staticcheck // kio sets both
 		}
+		if r.PreserveSeqIndent && !r.OmitReaderAnnotations {
+			if ns, ok := decodeAnnotated(contents[i], set); ok {
+				nodes[i] = ns
+				return
+			}
+		}
 		br := &kio.ByteReader{
 			DisableUnwrapping:     true,
 			Reader:                bytes.NewReader(contents[i]),
@@ -124,4 +136,123 @@ func forEachParallel(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// reservedAnnotations are the ones kio.ByteReader reconciles between their
+// current and legacy forms (CopyLegacyAnnotations) before setting its own.
+var reservedAnnotations = []string{
+	kioutil.PathAnnotation, kioutil.LegacyPathAnnotation, //nolint:staticcheck // kio reads both
+	kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, //nolint:staticcheck // kio reads both
+	kioutil.IdAnnotation, kioutil.LegacyIdAnnotation, //nolint:staticcheck // kio reads both
+}
+
+// decodeAnnotated is kio.ByteReader{DisableUnwrapping: true,
+// PreserveSeqIndent: true, SetAnnotations: set}.Read() for files of plain
+// resources, with the annotations written straight into the parsed nodes
+// instead of through kyaml's filters (a metadata decode and path lookups
+// per annotation, per resource). ok is false for anything else (bad YAML,
+// bare sequences, resources that already carry path, index or id
+// annotations, unusual metadata): kio's reader must read that file.
+func decodeAnnotated(content []byte, set map[string]string) (out []*yaml.RNode, ok bool) {
+	values, err := splitYAMLDocuments(strings.ReplaceAll(string(content), "\r\n", "\n"))
+	if err != nil {
+		return nil, false
+	}
+	keys := make([]string, 0, len(set)+3)
+	for k := range set {
+		keys = append(keys, k)
+	}
+	keys = append(keys, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation) //nolint:staticcheck // kio sets both
+	sort.Strings(keys)
+	index := 0
+	for i := range values {
+		if i != len(values)-1 {
+			values[i] += "\n"
+		}
+		doc := &yaml.Node{}
+		err := yaml.NewDecoder(bytes.NewBufferString(values[i])).Decode(doc)
+		if err == io.EOF {
+			continue
+		}
+		if err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+			return nil, false
+		}
+		if yaml.IsYNodeEmptyDoc(doc) {
+			continue
+		}
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode || !plainMetadata(root) {
+			return nil, false
+		}
+		for _, k := range reservedAnnotations {
+			if lastAnnotation(root, k) != nil {
+				return nil, false
+			}
+		}
+		idx := strconv.Itoa(index)
+		for _, k := range keys {
+			v := set[k]
+			switch k {
+			case kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation: //nolint:staticcheck // kio sets both
+				v = idx
+			case kioutil.SeqIndentAnnotation:
+				v = yaml.DeriveSeqIndentStyle(values[i])
+			}
+			setAnnotationNode(root, k, v)
+		}
+		out = append(out, yaml.NewRNode(doc))
+		index++
+	}
+	return out, true
+}
+
+// setAnnotationNode is yaml.SetAnnotation(key, value) on a mapping whose
+// metadata and annotations, where present, are mappings with unique keys
+// (plainMetadata): empty annotations and metadata are cleared first,
+// missing ones appended, an existing value is replaced keeping its style,
+// a new one is single-quoted.
+func setAnnotationNode(root *yaml.Node, key, value string) {
+	if md := mapValue(root, yaml.MetadataField); md != nil {
+		clearField(md, yaml.AnnotationsField, true)
+	}
+	clearField(root, yaml.MetadataField, true)
+	child := func(m *yaml.Node, name string) *yaml.Node {
+		if c := mapValue(m, name); c != nil {
+			return c
+		}
+		c := &yaml.Node{Kind: yaml.MappingNode}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, c)
+		return c
+	}
+	ann := child(child(root, yaml.MetadataField), yaml.AnnotationsField)
+	v := &yaml.Node{Kind: yaml.ScalarNode}
+	v.SetString(value)
+	v.Style = yaml.SingleQuotedStyle
+	if old := mapValue(ann, key); old != nil {
+		v.Style = old.Style
+		*old = *v
+		return
+	}
+	ann.Content = append(ann.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+}
+
+// yamlSeparator is kio's document separator: a line starting with ---.
+var yamlSeparator = regexp.MustCompile(`\n---.*\n`)
+
+// splitYAMLDocuments is kio's splitDocuments.
+func splitYAMLDocuments(s string) ([]string, error) {
+	docs := make([]string, 0)
+	if len(s) > 0 {
+		prev := 0
+		for _, loc := range yamlSeparator.FindAllStringIndex(s, -1) {
+			separator := s[loc[0]:loc[1]]
+			if rest := strings.TrimSpace(separator[4:]); len(rest) > 0 && rest[0] != '#' {
+				return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(separator))
+			}
+			docs = append(docs, s[prev:loc[0]])
+			prev = loc[1]
+		}
+		docs = append(docs, s[prev:])
+	}
+	return docs, nil
 }

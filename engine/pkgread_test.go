@@ -22,6 +22,11 @@ func TestReadPackageMatchesKio(t *testing.T) {
 	pkg["sub/Kptfile"] = []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n")
 	pkg["sub/r.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: in-sub\n")
 	pkg["notes.txt"] = []byte("not read\n")
+	pkg["shapes.yaml"] = []byte("# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    x: \"y\"\n    internal.config.kubernetes.io/seqindent: \"wide\"\n--- # separator comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\napiVersion: v1\nkind: ConfigMap\n---\nnull\n---\napiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n- a\n- b\n")
+	pkg["crlf.yaml"] = []byte("apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: crlf\r\ndata:\r\n  a: |\r\n    x\r\n")
+	pkg["withid.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: id\n  annotations:\n    internal.config.kubernetes.io/id: '3'\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: id2\n")
+	pkg["oldpath.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  annotations:\n    config.kubernetes.io/path: elsewhere.yaml\n")
+	pkg["dup.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  annotations:\n    a: b\n    a: c\n")
 	bad := Tree{KptfileName: pkg[KptfileName], "a.yaml": pkg["resources-0000.yaml"], "b.yaml": []byte("a: [\n"), "c.yaml": []byte("x: : y\n")}
 
 	for name, tree := range map[string]Tree{"package": pkg, "bad": bad} {
