@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"unicode/utf8"
+
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/kustomize/kyaml/yaml/merge3"
@@ -15,8 +17,9 @@ import (
 // might not change the text. Two nodes equal in every field the encoder
 // reads (kind, tag, value, anchor, comments, children; the top node's style
 // is forced by kyaml before encoding, so it is ignored) encode to the same
-// text, so the fast answer "equal" is always kyaml's answer; any other
-// case asks kyaml's encoder. TestResourceMergeMatchesKpt holds the result
+// text, and two plain scalars with different values encode to different
+// text (YAML text decodes to one value), so both fast answers are kyaml's
+// answers; any other case asks kyaml's encoder. TestResourceMergeMatchesKpt holds the result
 // to kpt's.
 type merge3Visitor struct{ merge3.Visitor }
 
@@ -96,6 +99,11 @@ func encodedDiffer(a, b *yaml.RNode) (bool, error) {
 	if pa && pb && sameNode(a.YNode(), b.YNode(), true) {
 		return false, nil
 	}
+	if pa && pb && plainScalar(a.YNode()) && plainScalar(b.YNode()) && a.YNode().Value != b.YNode().Value {
+		// YAML text decodes to one value, so scalars the encoder can
+		// write with different values never encode to the same text.
+		return true, nil
+	}
 	sa, err := mergeString(a)
 	if err != nil {
 		return false, err
@@ -137,4 +145,18 @@ func sameNode(a, b *yaml.Node, top bool) bool {
 		}
 	}
 	return true
+}
+
+// plainScalar: a scalar without anchor, alias or comments, whose value
+// yaml.v3 encodes without failing (valid UTF-8) under a core tag.
+func plainScalar(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Alias != nil || n.Anchor != "" ||
+		n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || !utf8.ValidString(n.Value) {
+		return false
+	}
+	switch n.Tag {
+	case "", yaml.NodeTagString, yaml.NodeTagInt, yaml.NodeTagBool, yaml.NodeTagFloat:
+		return true
+	}
+	return false
 }
