@@ -22,9 +22,9 @@ import (
 // FileSystem: fsys}.Write(nodes) does, byte for byte, at a fraction of the
 // cost: kio copies every resource, decodes its metadata for every sort
 // comparison and every annotation it clears, and encodes the files one
-// after the other. Here the reader's annotations are read and cleared in
-// place (the nodes are consumed: callers must not use them afterwards)
-// and the files are encoded on all CPUs. Anything out of the ordinary (a
+// after the other. Here the reader's annotations are read directly and
+// cleared on copies of the few nodes involved (detachMetadata), and the
+// files are encoded on all CPUs. Anything out of the ordinary (a
 // resource without its path and index annotations, an index that is not
 // a number, metadata that is not a mapping, JSON files) takes kio's own
 // code for that step. TestWritePackageMatchesKio holds it to kio.
@@ -223,11 +223,12 @@ func encodeFile(nodes []*yaml.RNode, clear []string) ([]byte, error) {
 		}
 	}
 	wide := make([]bool, len(nodes))
+	docs := make([]*yaml.Node, len(nodes))
 	for i, n := range nodes {
 		if v := lastAnnotation(n.YNode(), kioutil.SeqIndentAnnotation); v != nil {
 			wide[i] = v.Value == string(yaml.WideSequenceStyle)
 		}
-		y := n.YNode()
+		doc, y := detachMetadata(n.Document())
 		for _, key := range append([]string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation}, clear...) { //nolint:staticcheck // kio clears both
 			clearField(lastMapValue(lastMapValue(y, yaml.MetadataField), yaml.AnnotationsField), key, false)
 		}
@@ -235,23 +236,58 @@ func encodeFile(nodes []*yaml.RNode, clear []string) ([]byte, error) {
 			clearField(md, yaml.AnnotationsField, true)
 		}
 		clearField(y, yaml.MetadataField, true)
+		docs[i] = doc
 	}
-	if err := encodeStream(&buf, nodes, wide); err != nil {
+	if err := encodeStream(&buf, docs, wide); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// encodeStream is kio.ByteWriter's encoding of nodes as one YAML stream.
-func encodeStream(w io.Writer, nodes []*yaml.RNode, wide []bool) error {
+// detachMetadata copies the nodes on the path document -> resource ->
+// metadata -> annotations (each with its own Content slice) and returns the
+// copied document and resource: clearing annotations on them leaves the
+// caller's nodes alone, as kio's deep copy does, even where functions made
+// resources share nodes, and lets files be encoded concurrently.
+func detachMetadata(doc *yaml.Node) (out, root *yaml.Node) {
+	clone := func(n *yaml.Node) *yaml.Node {
+		c := *n
+		c.Content = append([]*yaml.Node(nil), n.Content...)
+		return &c
+	}
+	out = clone(doc)
+	root = out
+	if out.Kind == yaml.DocumentNode && len(out.Content) > 0 {
+		root = clone(out.Content[0])
+		out.Content[0] = root
+	}
+	detach := func(m *yaml.Node, key string) *yaml.Node {
+		if m == nil || m.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				m.Content[i+1] = clone(m.Content[i+1])
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	detach(detach(root, yaml.MetadataField), yaml.AnnotationsField)
+	return out, root
+}
+
+// encodeStream is kio.ByteWriter's encoding of documents as one YAML
+// stream.
+func encodeStream(w io.Writer, docs []*yaml.Node, wide []bool) error {
 	enc := yaml.NewEncoder(w)
-	for i, n := range nodes {
+	for i, doc := range docs {
 		if wide[i] {
 			enc.DefaultSeqIndent()
 		} else {
 			enc.CompactSeqIndent()
 		}
-		if err := enc.Encode(unwrapBareSeq(n.Document())); err != nil {
+		if err := enc.Encode(unwrapBareSeq(doc)); err != nil {
 			_ = enc.Close()
 			return err
 		}

@@ -42,6 +42,27 @@ func TestWritePackageMatchesKio(t *testing.T) {
 			return append(out, yaml.MustParse("apiVersion: v1\nkind: Secret\nmetadata:\n  name: new\n  namespace: ns\n"),
 				yaml.MustParse("apiVersion: v1\nkind: Secret\nmetadata:\n  name: new2\n  annotations:\n    config.kubernetes.io/path: added.yaml\n"))
 		},
+		"resources sharing metadata": func(ns []*yaml.RNode) []*yaml.RNode {
+			// A function may leave two resources pointing at one metadata
+			// node; kio copies each before clearing its annotations.
+			var deps []*yaml.RNode
+			for _, n := range ns {
+				if n.GetKind() == "Deployment" {
+					deps = append(deps, n)
+				}
+			}
+			_ = deps[0].PipeE(yaml.SetAnnotation(kioutil.SeqIndentAnnotation, string(yaml.WideSequenceStyle)))
+			md := deps[0].Field("metadata").Value.YNode()
+			for _, d := range deps[1:3] {
+				c := d.YNode().Content
+				for i := 0; i+1 < len(c); i += 2 {
+					if c[i].Value == "metadata" {
+						c[i+1] = md
+					}
+				}
+			}
+			return ns
+		},
 		"duplicate annotation": func(ns []*yaml.RNode) []*yaml.RNode {
 			ann := ns[2].Field("metadata").Value.Field("annotations").Value.YNode()
 			ann.Content = append(ann.Content, ann.Content[0], ann.Content[1])
