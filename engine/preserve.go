@@ -3,9 +3,11 @@ package engine
 import (
 	"bytes"
 	"hash/maphash"
+	"io"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // upstreamIdentifierAnnotation is kpt's bookkeeping twin of the kpt-merge
@@ -46,6 +48,28 @@ func isYAMLPath(p string) bool {
 // bookkeeping annotations (see fingerprint).
 func sameMeaning(a, b []byte) bool {
 	seed := maphash.MakeSeed()
+	da, db := newDocStream(a), newDocStream(b)
+	if da == nil || db == nil {
+		return sameMeaningRead(seed, a, b)
+	}
+	// Compare document by document and stop at the first difference:
+	// files a merge or render rewrote usually differ early.
+	for {
+		na, errA := da.next()
+		nb, errB := db.next()
+		switch {
+		case errA != nil || errB != nil:
+			return false
+		case na == nil || nb == nil:
+			return na == nil && nb == nil
+		case fingerprint(seed, na) != fingerprint(seed, nb):
+			return false
+		}
+	}
+}
+
+// sameMeaningRead compares the streams as kio's ByteReader reads them.
+func sameMeaningRead(seed maphash.Seed, a, b []byte) bool {
 	pa, err1 := prints(seed, a)
 	pb, err2 := prints(seed, b)
 	if err1 != nil || err2 != nil || len(pa) != len(pb) {
@@ -57,6 +81,47 @@ func sameMeaning(a, b []byte) bool {
 		}
 	}
 	return true
+}
+
+// docStream yields the documents kio.ByteReader{OmitReaderAnnotations:
+// true} reads from a stream of several documents, one at a time. (A
+// single document may be a List that kio unwraps; newDocStream leaves
+// those to kio.)
+type docStream struct {
+	values []string
+	i      int
+}
+
+func newDocStream(b []byte) *docStream {
+	values, err := splitYAMLDocuments(strings.ReplaceAll(string(b), "\r\n", "\n"))
+	if err != nil || len(values) < 2 {
+		return nil
+	}
+	for i := range values[:len(values)-1] {
+		values[i] += "\n"
+	}
+	return &docStream{values: values}
+}
+
+// next returns the next document's content node, nil at the end.
+func (d *docStream) next() (*yaml.Node, error) {
+	for d.i < len(d.values) {
+		v := d.values[d.i]
+		d.i++
+		doc := &yaml.Node{}
+		err := yaml.NewDecoder(bytes.NewBufferString(v)).Decode(doc)
+		if err == io.EOF {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if yaml.IsYNodeEmptyDoc(doc) || yaml.IsMissingOrNull(yaml.NewRNode(doc)) {
+			continue
+		}
+		return doc.Content[0], nil
+	}
+	return nil, nil
 }
 
 func prints(seed maphash.Seed, b []byte) ([]uint64, error) {
