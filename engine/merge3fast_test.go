@@ -18,7 +18,7 @@ import (
 // the time): the inputs on which comparing nodes and comparing their
 // encodings could disagree.
 func randomTriple(r *rand.Rand) [3]string {
-	scalars := []string{"1", `"1"`, "'1'", "!!str 1", "!!int 1", "!!float 1", "2", "a", `"a"`, "'a'", "a # note", "a # other", `1 # {"type": "string"}`, `"1" # {"type": "integer"}`, "null", "~", `""`, "true", `"true"`, "1.0", "|\n    a\n", ">-\n    a\n", "&x a"}
+	scalars := []string{"1", `"1"`, "'1'", "!!str 1", "!!int 1", "!!float 1", "2", "a", `"a"`, "'a'", "a # note", "a # other", `1 # {"type": "string"}`, `"1" # {"type": "integer"}`, "null", "~", `""`, "true", `"true"`, "yes", "On", "NULL", "x1.y-z", "1.0", "|\n    a\n", ">-\n    a\n", "&x a"}
 	lists := []string{"[a, b]", "['a', b]", "[b, a]", "\n    - a\n    - b", "\n    - a # c\n    - b", "[]", "null", "\n    - a", "\n    - \"a\"\n    - b", "[!!str a, b]",
 		"\n    - name: a\n      v: 1\n    - name: b\n      v: 2", "\n    - name: b\n      v: 3",
 		`# {"x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"}` + "\n    - name: a\n      v: 4"}

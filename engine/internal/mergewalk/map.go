@@ -5,13 +5,14 @@
 package mergewalk
 
 import (
-	kwalk "sigs.k8s.io/kustomize/kyaml/yaml/walk"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fieldmeta"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/sets"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	kwalk "sigs.k8s.io/kustomize/kyaml/yaml/walk"
 )
 
 // walkMap returns the value of VisitMap
@@ -98,13 +99,48 @@ func (l Walker) walkMap() (*yaml.RNode, error) {
 			AppendKeyStyle: keyStyles[val],
 			Value:          val,
 		}
+		// kptbot: FieldSetter asks a YAML 1.1 parser whether a plain string
+		// would read as another type; for a plainWord it would not, and the
+		// answer only decides whether to quote the value. A non-zero style
+		// skips the question: an existing field gives the value its own
+		// style anyway, and a new field gets the value back unstyled.
+		var skipped *yaml.Node
+		if y := val.YNode(); y != nil && y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagString && y.Style == 0 && plainWord(y.Value) {
+			if f := dest.Field(key); f == nil || f.Value.YNode() == y {
+				skipped = y // appended, or dest's own node: unstyled either way
+			}
+			y.Style = yaml.DoubleQuotedStyle
+		}
 		_, err = dest.Pipe(fieldSetter)
+		if skipped != nil {
+			skipped.Style = 0
+		}
 		if err != nil {
 			return nil, err
 		}
 	}
 
 	return dest, nil
+}
+
+// plainWord reports whether a YAML 1.1 parser certainly reads value as a
+// string: a letter, then letters, digits and "-_./", and not one of YAML
+// 1.1's boolean or null words in any case.
+func plainWord(value string) bool {
+	if value == "" || !('a' <= value[0] && value[0] <= 'z' || 'A' <= value[0] && value[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	switch strings.ToLower(value) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return false
+	}
+	return true
 }
 
 // valueIfPresent returns node.Value if node is non-nil, otherwise returns nil
