@@ -42,9 +42,12 @@ type needed struct{ permission, level string }
 // A call missing here fails the test: adding one to the adapter means
 // checking the App manifest.
 var callPermissions = map[string]needed{
-	"Apps.ListRepos":                       {"metadata", "read"},
-	"Apps.ListInstallations":               {}, // as the App (JWT): no installation permission
-	"Apps.FindRepositoryInstallation":      {},
+	"Apps.ListRepos":                  {"metadata", "read"},
+	"Apps.ListInstallations":          {}, // as the App (JWT): no installation permission
+	"Apps.FindRepositoryInstallation": {},
+	// GET /user/repos: only with a personal access token (an App's
+	// installation lists through Apps.ListRepos), so no App permission.
+	"Repositories.ListByAuthenticatedUser": {},
 	"Checks.CreateCheckRun":                {"checks", "write"},
 	"Checks.UpdateCheckRun":                {"checks", "write"},
 	"Git.CreateRef":                        {"contents", "write"},
