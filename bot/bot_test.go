@@ -435,3 +435,34 @@ func (f forkFake) GetChange(ctx context.Context, r forge.Repo, n int) (forge.Cha
 	c.FromFork = true
 	return c, err
 }
+
+// TestChangeMeasuredFromItsForkPoint: packages changed on main after a
+// branch left it are not the change's: not rendered as its, and not
+// published (or deleted) by it.
+func TestChangeMeasuredFromItsForkPoint(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, "")
+	ctx := context.Background()
+	cm := strings.Replace(configMap, `replicas: "1"`, `replicas: "3"`, 1)
+	if _, err := fx.fake.PushFiles(ctx, site, "scale", "", fx.base, map[string][]byte{"pkgs/ns/cm.yaml": []byte(cm)}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(kptfile, "name: ns", "name: other", 1)
+	if _, err := fx.fake.PushFiles(ctx, site, "main", fx.base, fx.base, map[string][]byte{"pkgs/other/Kptfile": []byte(other), "pkgs/other/cm.yaml": []byte(configMap)}, "another package lands on main"); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := fx.fake.OpenChange(ctx, site, forge.ChangeSpec{Head: "scale", Base: "main", Title: "scale"})
+	fx.fake.SetAuthor(site, c.Number, forge.User{Login: "dana"})
+	c.Author = forge.User{Login: "dana"}
+	out := fx.handle(forge.Event{Kind: forge.EventChangeOpened, Sender: c.Author, Change: &c})
+	if len(out.Checks) != 1 || out.Checks[0].Package != "pkgs/ns" {
+		t.Fatalf("checks = %+v, want only pkgs/ns (pkgs/other landed on main after the branch left it)", out.Checks)
+	}
+	fx.review(c, "alice", forge.ReviewApproved, c.HeadSHA)
+	if tags := fx.tags(); len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" {
+		t.Fatalf("tags = %v, want only pkgs/ns/v1", tags)
+	}
+	if snap, _ := fx.fake.ReadTree(ctx, site, "main", "pkgs/other"); len(snap.Files) != 2 {
+		t.Errorf("pkgs/other after the merge = %v, want it kept", snap.Files)
+	}
+}

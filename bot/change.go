@@ -86,11 +86,7 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	if err != nil {
 		return fmt.Errorf("reading %s#%d at %s: %w", rc.repo.FullName, ch.Number, ch.HeadSHA, err)
 	}
-	baseRef := ch.BaseSHA
-	if baseRef == "" {
-		baseRef = ch.BaseRef
-	}
-	base, err := rc.f.ReadTree(ctx, rc.repo, baseRef, "")
+	base, err := rc.f.ReadTree(ctx, rc.repo, b.forkPoint(ctx, rc, ch), "")
 	if err != nil {
 		return fmt.Errorf("reading the base of %s#%d: %w", rc.repo.FullName, ch.Number, err)
 	}
@@ -133,6 +129,25 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 		w.st.recordDigest(ch.HeadSHA, combinedDigest(w.results))
 	}
 	return nil
+}
+
+// forkPoint is where the change's branch left its base: what the change
+// touched is measured from there, so packages changed on the base since
+// then are not counted as the change's (nor published by it). The base tip
+// stands in when the history cannot tell (over 100 commits).
+func (b *Bot) forkPoint(ctx context.Context, rc *repoCtx, ch forge.Change) string {
+	base := ch.BaseSHA
+	if base == "" {
+		base = ch.BaseRef
+	}
+	log, err := rc.f.Log(ctx, rc.repo, base, ch.HeadSHA)
+	if err != nil || len(log) == 0 || len(log) >= 100 {
+		return base
+	}
+	if oldest := log[len(log)-1]; len(oldest.Parents) > 0 {
+		return oldest.Parents[0]
+	}
+	return base
 }
 
 func sub(files map[string][]byte, dir string) engine.Tree {

@@ -49,9 +49,10 @@ type TreeReader interface {
 
 // Commit is one commit of a log.
 type Commit struct {
-	SHA     string `json:"sha"`
-	Message string `json:"message"`
-	Author  string `json:"author,omitempty"`
+	SHA     string   `json:"sha"`
+	Message string   `json:"message"`
+	Author  string   `json:"author,omitempty"`
+	Parents []string `json:"parents,omitempty"`
 }
 
 // CommitLogger lists the commits between two revisions, for the upstream

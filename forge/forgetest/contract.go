@@ -283,7 +283,8 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(log) != 2 || log[0].SHA != two || log[1].SHA != one || !strings.HasPrefix(log[0].Message, "basens: add b") || !strings.HasPrefix(log[1].Message, "basens: raise a") {
+		if len(log) != 2 || log[0].SHA != two || log[1].SHA != one || !strings.HasPrefix(log[0].Message, "basens: add b") || !strings.HasPrefix(log[1].Message, "basens: raise a") ||
+			len(log[1].Parents) == 0 || log[1].Parents[0] != base {
 			t.Errorf("Log(base, main) = %+v; want %s (add b) then %s (raise a)", log, two, one)
 		}
 		if _, err := h.Log(ctx, repo, base, "no-such-ref"); !errors.Is(err, forge.ErrNotFound) {

@@ -858,7 +858,11 @@ func (f *Fake) Log(_ context.Context, r forge.Repo, from, to string) ([]forge.Co
 	}
 	var out []forge.Commit
 	for sha := head; sha != "" && !stop[sha] && len(out) < 100; sha = rp.commits[sha].parent {
-		out = append(out, forge.Commit{SHA: sha, Message: rp.commits[sha].message})
+		c := forge.Commit{SHA: sha, Message: rp.commits[sha].message}
+		if p := rp.commits[sha].parent; p != "" {
+			c.Parents = []string{p}
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

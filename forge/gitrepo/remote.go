@@ -201,7 +201,11 @@ func (r Remote) Log(ctx context.Context, from, to string) ([]forge.Commit, error
 		if stop[c.Hash] {
 			return nil
 		}
-		out = append(out, forge.Commit{SHA: c.Hash.String(), Message: c.Message, Author: c.Author.Name})
+		fc := forge.Commit{SHA: c.Hash.String(), Message: c.Message, Author: c.Author.Name}
+		for _, p := range c.ParentHashes {
+			fc.Parents = append(fc.Parents, p.String())
+		}
+		out = append(out, fc)
 		if len(out) == maxLog {
 			return storer.ErrStop
 		}
