@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"os"
@@ -111,7 +112,13 @@ func localSubpackages(dirs ...string) []string {
 
 const mergeSourceAnnotation = "config.kubernetes.io/merge-source"
 
-func readPackageResources(dir, source string) ([]*yaml.RNode, error) {
+// readPackageResources reads a package's resources for a merge, with
+// kpt's merge comments added. A file whose bytes equal those of the same
+// file in reuse (an earlier tree of the same merge) is not parsed again:
+// its resources are copies of the earlier ones, with this tree's
+// merge-source. Unmodified files are most of a local package, and most of
+// upstream in a typical release.
+func readPackageResources(dir, source string, reuse map[string]packageFile) ([]packageFile, error) {
 	if !exists(dir) {
 		return nil, nil
 	}
@@ -122,23 +129,79 @@ func readPackageResources(dir, source string) ([]*yaml.RNode, error) {
 		PreserveSeqIndent: true,
 		WrapBareSeqNode:   true,
 	}
-	nodes, err := readPackage(r)
+	files, err := readPackageFiles(r, func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
+		if prev, ok := reuse[f.rel]; ok && f.rel != "" && bytes.Equal(prev.content, f.content) {
+			if nodes, ok := copyResources(prev.nodes, source); ok {
+				f.nodes = nodes
+				return nil
+			}
+		}
+		nodes, err := parse()
+		if err != nil {
+			return err
+		}
+		f.nodes = nodes
+		return addMergeCommentNodes(nodes)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
 	}
-	// kpt adds merge comments to all three trees on disk before merging;
-	// doing it on the parsed nodes saves a read and a write of each tree.
+	return files, nil
+}
+
+// addMergeCommentNodes adds kpt's merge comments to parsed resources. kpt adds
+// them to all three trees on disk before merging; doing it on the parsed
+// nodes saves a read and a write of each tree.
+func addMergeCommentNodes(nodes []*yaml.RNode) error {
 	amc := &addmergecomment.AddMergeComment{}
 	for _, n := range nodes {
 		had := annotationNode(n.YNode(), upstreamIdentifierAnnotation) != nil
 		if _, err := amc.Filter(n); err != nil {
-			return nil, err
+			return err
 		}
 		if !had {
 			placeLikeOnDisk(n.YNode(), upstreamIdentifierAnnotation)
 		}
 	}
-	return nodes, nil
+	return nil
+}
+
+// copyResources deep-copies resources read from a file, giving the copies
+// merge-source source. ok is false when a resource holds an alias (a copy
+// would share the anchored node) or lacks the merge-source annotation.
+func copyResources(nodes []*yaml.RNode, source string) (out []*yaml.RNode, ok bool) {
+	out = make([]*yaml.RNode, len(nodes))
+	for i, n := range nodes {
+		y, ok := copyNoAlias(n.YNode())
+		if !ok {
+			return nil, false
+		}
+		ms := annotationNode(y, mergeSourceAnnotation)
+		if ms == nil {
+			return nil, false
+		}
+		ms.Value = source
+		out[i] = yaml.NewRNode(y)
+	}
+	return out, true
+}
+
+// copyNoAlias is yaml.CopyYNode for trees without aliases.
+func copyNoAlias(n *yaml.Node) (*yaml.Node, bool) {
+	if n.Kind == yaml.AliasNode || n.Alias != nil {
+		return nil, false
+	}
+	c := *n
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, item := range n.Content {
+			var ok bool
+			if c.Content[i], ok = copyNoAlias(item); !ok {
+				return nil, false
+			}
+		}
+	}
+	return &c, true
 }
 
 // readerAnnotations are the ones kio's readers append after a file's own.
@@ -277,20 +340,31 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 func collectTuples(localPath, updatedPath, originPath string) ([]*mergeTuple, error) {
 	var tuples []*mergeTuple
 	index := map[string]*mergeTuple{}
+	var reuse map[string]packageFile
 	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
-		nodes, err := readPackageResources(dir, source)
+		files, err := readPackageResources(dir, source, reuse)
 		if err != nil {
 			return err
 		}
-		for _, n := range nodes {
-			key, err := mergeKey(n)
-			if err != nil {
-				return fmt.Errorf("%s: %w", dir, err)
+		if reuse == nil {
+			reuse = make(map[string]packageFile, len(files))
+			for _, f := range files {
+				reuse[f.rel] = f
 			}
-			t, ok := index[key]
+		}
+		var nodes []*yaml.RNode
+		for _, f := range files {
+			nodes = append(nodes, f.nodes...)
+		}
+		keys, errs := mergeKeys(nodes)
+		for i, n := range nodes {
+			if errs[i] != nil {
+				return fmt.Errorf("%s: %w", dir, errs[i])
+			}
+			t, ok := index[keys[i]]
 			if !ok {
 				t = &mergeTuple{}
-				index[key] = t
+				index[keys[i]] = t
 				tuples = append(tuples, t)
 			}
 			if !set(t, n) {
@@ -310,6 +384,20 @@ func collectTuples(localPath, updatedPath, originPath string) ([]*mergeTuple, er
 		return nil, err
 	}
 	return tuples, nil
+}
+
+// mergeKeys computes the resources' merge keys (or the error mergeKey
+// gave) on all CPUs, in chunks.
+func mergeKeys(nodes []*yaml.RNode) ([]string, []error) {
+	keys := make([]string, len(nodes))
+	errs := make([]error, len(nodes))
+	const chunk = 64
+	forEachParallel((len(nodes)+chunk-1)/chunk, func(c int) {
+		for i := c * chunk; i < len(nodes) && i < (c+1)*chunk; i++ {
+			keys[i], errs[i] = mergeKey(nodes[i])
+		}
+	})
+	return keys, errs
 }
 
 // writeMerged writes the merged resources into the package as kpt's

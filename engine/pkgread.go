@@ -27,8 +27,51 @@ import (
 // indent: always derived) is overwritten for each document, so per-file
 // maps give the same annotations.
 func readPackage(r kio.LocalPackageReader) ([]*yaml.RNode, error) {
+	files, err := readPackageFiles(r, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []*yaml.RNode
+	for _, f := range files {
+		out = append(out, f.nodes...)
+	}
+	return out, nil
+}
+
+// packageFile is one file of a package as readPackageFiles read it.
+type packageFile struct {
+	// rel is the file's path relative to the package; content its bytes.
+	// Both are empty when kio read the package itself (a single file, or a
+	// path readPackageFiles does not handle).
+	rel     string
+	content []byte
+	nodes   []*yaml.RNode
+}
+
+// fileHook, given a file read from disk and the function that parses it
+// as kio would, sets f.nodes. It runs on the parsing goroutines, so work
+// per file (the merge's preprocessing, or reusing an earlier parse of the
+// same bytes) is spread over the CPUs too.
+type fileHook func(f *packageFile, parse func() ([]*yaml.RNode, error)) error
+
+// readPackageFiles is readPackage keeping the files apart, in kio's order,
+// with hook (when not nil) in charge of each file's nodes.
+func readPackageFiles(r kio.LocalPackageReader, hook fileHook) ([]packageFile, error) {
+	whole := func() ([]packageFile, error) {
+		nodes, err := r.Read()
+		if err != nil {
+			return nil, err
+		}
+		f := packageFile{nodes: nodes}
+		if hook != nil {
+			if err := hook(&f, func() ([]*yaml.RNode, error) { return nodes, nil }); err != nil {
+				return nil, err
+			}
+		}
+		return []packageFile{f}, nil
+	}
 	if r.PackagePath == "" {
-		return r.Read() // kio's error
+		return whole() // kio's error
 	}
 	globs := r.MatchFilesGlob
 	if len(globs) == 0 {
@@ -36,11 +79,11 @@ func readPackage(r kio.LocalPackageReader) ([]*yaml.RNode, error) {
 	}
 	dir, file, err := r.FileSystem.CleanedAbs(filepath.ToSlash(r.PackagePath))
 	if err != nil {
-		return r.Read()
+		return whole()
 	}
 	root := filepath.Join(string(dir), file)
 	if !r.FileSystem.IsDir(root) {
-		return r.Read() // a single file (or none): nothing to spread
+		return whole() // a single file (or none): nothing to spread
 	}
 	var rels []string
 	skip := r.FileSkipFunc
@@ -61,51 +104,60 @@ func readPackage(r kio.LocalPackageReader) ([]*yaml.RNode, error) {
 	if _, err := lister.Read(); err != nil {
 		return nil, err
 	}
-	contents := make([][]byte, len(rels))
+	files := make([]packageFile, len(rels))
 	for i, rel := range rels {
-		if contents[i], err = r.FileSystem.ReadFile(filepath.Join(root, rel)); err != nil {
+		files[i].rel = rel
+		if files[i].content, err = r.FileSystem.ReadFile(filepath.Join(root, rel)); err != nil {
 			return nil, kerrors.WrapPrefixf(err, "%s", filepath.Join(root, rel))
 		}
 	}
-	nodes := make([][]*yaml.RNode, len(rels))
 	errs := make([]error, len(rels))
-	parse := func(i int) {
-		set := make(map[string]string, len(r.SetAnnotations)+6)
-		for k, v := range r.SetAnnotations {
-			set[k] = v
-		}
-		if !r.OmitReaderAnnotations {
-			set[kioutil.PathAnnotation] = rels[i]
-			set[kioutil.LegacyPathAnnotation] = rels[i] //nolint:staticcheck // kio sets both
-		}
-		if r.PreserveSeqIndent && !r.OmitReaderAnnotations {
-			if ns, ok := decodeAnnotated(contents[i], set); ok {
-				nodes[i] = ns
-				return
+	forEachParallel(len(rels), func(i int) {
+		parse := func() ([]*yaml.RNode, error) {
+			nodes, err := parseFile(r, rels[i], files[i].content)
+			if err != nil {
+				err = kerrors.WrapPrefixf(err, "%s", filepath.Join(root, rels[i]))
 			}
+			return nodes, err
 		}
-		br := &kio.ByteReader{
-			DisableUnwrapping:     true,
-			Reader:                bytes.NewReader(contents[i]),
-			OmitReaderAnnotations: r.OmitReaderAnnotations,
-			SetAnnotations:        set,
-			PreserveSeqIndent:     r.PreserveSeqIndent,
-			WrapBareSeqNode:       r.WrapBareSeqNode,
+		if hook == nil {
+			files[i].nodes, errs[i] = parse()
+			return
 		}
-		nodes[i], errs[i] = br.Read()
-		if errs[i] != nil {
-			errs[i] = kerrors.WrapPrefixf(errs[i], "%s", filepath.Join(root, rels[i]))
-		}
-	}
-	forEachParallel(len(rels), parse)
-	var out []*yaml.RNode
+		errs[i] = hook(&files[i], parse)
+	})
 	for i := range rels {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		out = append(out, nodes[i]...)
 	}
-	return out, nil
+	return files, nil
+}
+
+// parseFile parses one file of the package as r's reader would.
+func parseFile(r kio.LocalPackageReader, rel string, content []byte) ([]*yaml.RNode, error) {
+	set := make(map[string]string, len(r.SetAnnotations)+6)
+	for k, v := range r.SetAnnotations {
+		set[k] = v
+	}
+	if !r.OmitReaderAnnotations {
+		set[kioutil.PathAnnotation] = rel
+		set[kioutil.LegacyPathAnnotation] = rel //nolint:staticcheck // kio sets both
+	}
+	if r.PreserveSeqIndent && !r.OmitReaderAnnotations {
+		if ns, ok := decodeAnnotated(content, set); ok {
+			return ns, nil
+		}
+	}
+	br := &kio.ByteReader{
+		DisableUnwrapping:     true,
+		Reader:                bytes.NewReader(content),
+		OmitReaderAnnotations: r.OmitReaderAnnotations,
+		SetAnnotations:        set,
+		PreserveSeqIndent:     r.PreserveSeqIndent,
+		WrapBareSeqNode:       r.WrapBareSeqNode,
+	}
+	return br.Read()
 }
 
 // forEachParallel calls f(0..n-1) on GOMAXPROCS goroutines.

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestReadPackageMatchesKio requires readPackage to return exactly what
@@ -76,5 +78,84 @@ func TestReadPackageMatchesKio(t *testing.T) {
 	}
 	if _, err := readPackage(kio.LocalPackageReader{PackagePath: "/does/not/exist"}); err == nil {
 		t.Fatal("reading a missing package succeeded")
+	}
+}
+
+// TestReadPackageResourcesReuse requires a tree read with an earlier
+// tree's parse to reuse (same bytes in some files, different in others,
+// aliases, kio-only shapes) to give exactly the resources a fresh parse
+// gives, and the copies to share no node with the earlier tree.
+func TestReadPackageResourcesReuse(t *testing.T) {
+	t.Parallel()
+	origin := genPackage(30, 1)
+	origin["anchors.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: anchored\n  labels: &l\n    a: b\ndata: *l\n")
+	origin["legacy.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy # kpt-merge: ns/old\n  annotations:\n    config.k8s.io/id: '1'\n")
+	origin["list.yaml"] = []byte("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: bare\n")
+	local := Tree{}
+	for p, c := range origin {
+		local[p] = c
+	}
+	local["resources-0001.yaml"] = genPackage(30, 2)["resources-0001.yaml"]
+	root := t.TempDir()
+	od, ld := filepath.Join(root, "origin"), filepath.Join(root, "local")
+	if err := origin.Write(od); err != nil {
+		t.Fatal(err)
+	}
+	if err := local.Write(ld); err != nil {
+		t.Fatal(err)
+	}
+	prev, err := readPackageResources(od, "original", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reuse := map[string]packageFile{}
+	seen := map[*yaml.Node]bool{}
+	for _, f := range prev {
+		reuse[f.rel] = f
+		for _, n := range f.nodes {
+			markNodes(n.YNode(), seen)
+		}
+	}
+	want, err := readPackageResources(ld, "dest", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readPackageResources(ld, "dest", reuse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d files with reuse, %d without", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].rel != want[i].rel || len(got[i].nodes) != len(want[i].nodes) {
+			t.Fatalf("file %d: %s with %d resources with reuse, %s with %d without", i, got[i].rel, len(got[i].nodes), want[i].rel, len(want[i].nodes))
+		}
+		for j := range want[i].nodes {
+			g, w := got[i].nodes[j].MustString(), want[i].nodes[j].MustString()
+			if g != w {
+				t.Errorf("%s resource %d with reuse:\n%s\nwithout:\n%s", want[i].rel, j, g, w)
+			}
+			if !reflect.DeepEqual(got[i].nodes[j].YNode(), want[i].nodes[j].YNode()) {
+				t.Errorf("%s resource %d: nodes differ (positions, styles or tags)", want[i].rel, j)
+			}
+			shared := map[*yaml.Node]bool{}
+			markNodes(got[i].nodes[j].YNode(), shared)
+			for n := range shared {
+				if seen[n] {
+					t.Fatalf("%s resource %d shares a node with the earlier tree", want[i].rel, j)
+				}
+			}
+		}
+	}
+}
+
+func markNodes(n *yaml.Node, seen map[*yaml.Node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	for _, c := range n.Content {
+		markNodes(c, seen)
 	}
 }

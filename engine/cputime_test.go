@@ -1,0 +1,17 @@
+//go:build unix
+
+package engine
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the user and system CPU time the test process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
