@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/kptdev/kpt/pkg/lib/update"
 	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // mutate returns a copy of t with seeded random edits: changed values,
@@ -102,5 +106,65 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 			}
 		}
 		os.RemoveAll(dir)
+	}
+}
+
+// TestQuickMergeKeyMatchesKyaml requires the merge key read straight from
+// the nodes to equal the one kyaml's GetMeta and CopyLegacyAnnotations
+// give, for every resource shape where it answers, and to leave the
+// unusual shapes to kyaml.
+func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: # kpt-merge: ns/old\n  name: a\n  namespace: b\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: x.yaml\n    config.k8s.io/path: x.yaml\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: x.yaml\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.k8s.io/path: legacy.yaml\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/path: ''\n    config.kubernetes.io/path: ''\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: ~\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: a.yaml\n    config.kubernetes.io/path: b.yaml\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: ~\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    !!null ~: x\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+		"apiVersion: v1\nkind: ConfigMap\n",
+		"kind: ConfigMap\nmetadata:\n  labels:\n    a: b\n",
+		"metadata:\n  creationTimestamp: null\n",
+		"metadata:\n  name: ''\n  namespace: ~\n",
+		"apiVersion: ~\nkind: ''\nmetadata:\n  name: x # kpt-merge: only-ns\n",
+		"apiVersion: example.com/v1beta1\nkind: Thing\nmetadata: # kpt-merge: /cluster-scoped\n  name: x\n  namespace: !!null n\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n",
+		"- a\n- b\n",
+		"plain\n",
+	}
+	quick := 0
+	for _, d := range docs {
+		want, werr := slowMergeKey(yaml.MustParse(d))
+		n := yaml.MustParse(d)
+		got, ok := quickMergeKey(n)
+		if !ok {
+			continue
+		}
+		quick++
+		if werr != nil || got != want {
+			t.Errorf("%q: quick key %q, kyaml's %q (error %v)", d, got, want, werr)
+		}
+	}
+	if quick < 8 {
+		t.Errorf("the quick key answered for only %d shapes", quick)
+	}
+	for _, f := range genPackage(30, 1) {
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(f), SetAnnotations: map[string]string{kioutil.PathAnnotation: "p.yaml", kioutil.LegacyPathAnnotation: "p.yaml"}}).Read() //nolint:staticcheck // the reader sets both
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			got, ok := quickMergeKey(n)
+			want, err := slowMergeKey(n.Copy())
+			if !ok || err != nil || got != want {
+				t.Fatalf("%s: quick key %q (answered %v), kyaml's %q (error %v)", n.MustString(), got, ok, want, err)
+			}
+		}
 	}
 }
