@@ -583,12 +583,13 @@ func mergeTuples(tuples []*mergeTuple, seed maphash.Seed) ([]*yaml.RNode, error)
 		}
 	}
 	// The first merge loads kyaml's OpenAPI schema; do it before fanning out.
+	schemas := &mergewalk.SchemaCache{}
 	first := -1
 	for i, t := range tuples {
 		if !walked[i] && t.original != nil && t.updated != nil && t.dest != nil {
 			if first < 0 {
 				first = i
-				out[i], errs[i] = walkMerge(t)
+				out[i], errs[i] = walkMerge(t, schemas)
 			}
 		}
 	}
@@ -603,7 +604,7 @@ func mergeTuples(tuples []*mergeTuple, seed maphash.Seed) ([]*yaml.RNode, error)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = walkMerge(tuples[i])
+				out[i], errs[i] = walkMerge(tuples[i], schemas)
 			}
 		}()
 	}
@@ -662,8 +663,9 @@ func dropNulls(n *yaml.Node) {
 	}
 }
 
-func walkMerge(t *mergeTuple) (*yaml.RNode, error) {
+func walkMerge(t *mergeTuple, schemas *mergewalk.SchemaCache) (*yaml.RNode, error) {
 	return mergewalk.Walker{
+		Schemas:               schemas,
 		Visitor:               merge3Visitor{},
 		VisitKeysAsScalars:    true,
 		Sources:               []*yaml.RNode{t.dest, t.original, t.updated},

@@ -159,7 +159,7 @@ func (l *Walker) setAssociativeSequenceElements(valuesList [][]string, keys []st
 	itemsToBeAdded := yaml.NewListRNode()
 	var schema *openapi.ResourceSchema
 	if l.Schema != nil {
-		schema = l.Schema.Elements()
+		schema = l.Schemas.elements(l.Schema)
 	}
 	if len(keys) > 1 {
 		valuesList = mergeValues(valuesList)
@@ -186,6 +186,7 @@ func (l *Walker) setAssociativeSequenceElements(valuesList [][]string, keys []st
 			InferAssociativeLists: l.InferAssociativeLists,
 			Visitor:               l,
 			Schema:                schema,
+			Schemas:               l.Schemas,
 			Sources:               l.elementValueList(validKeys, validValues),
 			MergeOptions:          l.MergeOptions,
 		}.Walk()

@@ -30,6 +30,10 @@ func (l Walker) walkMap() (*yaml.RNode, error) {
 
 	// recursively set the field values on the map
 	for _, key := range l.fieldNames() {
+		// kptbot: each source's field is looked up once per key (kyaml
+		// looked it up here and again in fieldValue; nothing between the
+		// two changes the sources).
+		fields := l.lookup(key)
 		var res *yaml.RNode
 		var keys []*yaml.RNode
 		if l.VisitKeysAsScalars {
@@ -42,7 +46,7 @@ func (l Walker) walkMap() (*yaml.RNode, error) {
 					keys = append(keys, nil)
 					continue
 				}
-				field := l.Sources[i].Field(key)
+				field := fields[i]
 				if field == nil || yaml.IsMissingOrNull(field.Key) {
 					keys = append(keys, nil)
 					continue
@@ -59,9 +63,9 @@ func (l Walker) walkMap() (*yaml.RNode, error) {
 
 		var s *openapi.ResourceSchema
 		if l.Schema != nil {
-			s = l.Schema.Field(key)
+			s = l.Schemas.field(l.Schema, key)
 		}
-		fv, commentSch, keyStyles := l.fieldValue(key)
+		fv, commentSch, keyStyles := l.fieldValue(fields)
 		if commentSch != nil {
 			s = commentSch
 		}
@@ -70,6 +74,7 @@ func (l Walker) walkMap() (*yaml.RNode, error) {
 			InferAssociativeLists: l.InferAssociativeLists,
 			Visitor:               l,
 			Schema:                s,
+			Schemas:               l.Schemas,
 			Sources:               fv,
 			MergeOptions:          l.MergeOptions,
 			Path:                  append(l.Path, key)}.Walk()
@@ -204,20 +209,43 @@ func (l Walker) fieldNames() []string {
 	return result
 }
 
-// fieldValue returns a slice containing each source's value for fieldName, the
-// schema, and a map of each source's value to the style for the source's key.
-func (l Walker) fieldValue(fieldName string) ([]*yaml.RNode, *openapi.ResourceSchema, map[*yaml.RNode]yaml.Style) {
-	var fields []*yaml.RNode
+// lookup returns each source's field named fieldName, as
+// l.Sources[i].Field(fieldName) does (nil for a nil source).
+func (l Walker) lookup(fieldName string) []*yaml.MapNode {
+	out := make([]*yaml.MapNode, len(l.Sources))
+	for i, src := range l.Sources {
+		if src == nil {
+			continue
+		}
+		y := src.YNode()
+		if y == nil || y.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(y.Content); j += 2 {
+			if y.Content[j].Value == fieldName {
+				out[i] = &yaml.MapNode{Key: yaml.NewRNode(y.Content[j]), Value: yaml.NewRNode(y.Content[j+1])}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// fieldValue returns a slice containing each source's value for the field
+// (fields, from lookup), the schema, and a map of each source's value to
+// the style for the source's key.
+func (l Walker) fieldValue(fields []*yaml.MapNode) ([]*yaml.RNode, *openapi.ResourceSchema, map[*yaml.RNode]yaml.Style) {
+	var values []*yaml.RNode
 	var sch *openapi.ResourceSchema
 	keyStyles := make(map[*yaml.RNode]yaml.Style, len(l.Sources))
 	for i := range l.Sources {
 		if l.Sources[i] == nil {
-			fields = append(fields, nil)
+			values = append(values, nil)
 			continue
 		}
-		field := l.Sources[i].Field(fieldName)
+		field := fields[i]
 		f, s := l.valueIfPresent(field)
-		fields = append(fields, f)
+		values = append(values, f)
 		if field != nil && field.Key != nil && field.Key.YNode() != nil {
 			keyStyles[f] = field.Key.YNode().Style
 		}
@@ -225,5 +253,5 @@ func (l Walker) fieldValue(fieldName string) ([]*yaml.RNode, *openapi.ResourceSc
 			sch = s
 		}
 	}
-	return fields, sch, keyStyles
+	return values, sch, keyStyles
 }

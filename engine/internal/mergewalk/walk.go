@@ -20,6 +20,9 @@ type Walker struct {
 
 	Schema *openapi.ResourceSchema
 
+	// Schemas, when set, caches schema lookups across walks (kptbot).
+	Schemas *SchemaCache
+
 	// Source is the RNode to walk.  All Source fields and associative list elements
 	// will be visited.
 	Sources kwalk.Sources
