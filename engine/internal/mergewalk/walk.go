@@ -5,6 +5,8 @@
 package mergewalk
 
 import (
+	"strings"
+
 	kwalk "sigs.k8s.io/kustomize/kyaml/yaml/walk"
 
 	"sigs.k8s.io/kustomize/kyaml/fieldmeta"
@@ -147,9 +149,22 @@ func setDestNode(s kwalk.Sources) func(node *yaml.RNode, err error) (*yaml.RNode
 	}
 }
 
-// noFieldMeta reports whether fieldmeta.FieldMeta.Read(n) has nothing to
-// read: it looks only at the line and head comments.
+// noFieldMeta reports whether fieldmeta.FieldMeta.Read(n) certainly finds
+// nothing. Read parses only the first non-empty of the line and head
+// comments, as JSON (a shorthand object, else a schema), and keeps nothing
+// when that fails; only an object, or null, parses without error, so a
+// comment that starts otherwise (a kpt-merge or kpt-set comment, prose)
+// holds no field metadata. Kinds of whitespace JSON would not skip make
+// this answer "maybe", which is always safe.
 func noFieldMeta(n *yaml.RNode) bool {
 	y := n.YNode()
-	return y.LineComment == "" && y.HeadComment == ""
+	c := y.LineComment
+	if c == "" {
+		c = y.HeadComment
+	}
+	if c == "" {
+		return true
+	}
+	c = strings.TrimSpace(strings.TrimLeft(c, "#"))
+	return c != "" && c[0] != '{' && c[0] != 'n'
 }
