@@ -28,7 +28,7 @@ import (
 // 1,000-resource package took 38 s). The matching key, the per-resource
 // strategy and the field-level 3-way merge (kyaml's merge3 walker) are
 // kpt's; the golden tests run both and require the same bytes.
-func resourceMerge(localPath, updatedPath, originPath string, isRoot bool) ([]Conflict, error) {
+func resourceMerge(localPath, updatedPath, originPath string, isRoot bool, mem memTrees) ([]Conflict, error) {
 	if !isRoot {
 		// A subpackage whose upstream the user changed locally was updated
 		// independently; kpt leaves it alone.
@@ -42,7 +42,7 @@ func resourceMerge(localPath, updatedPath, originPath string, isRoot bool) ([]Co
 	for _, sub := range append([]string{"."}, subs...) {
 		lp, up, op := filepath.Join(localPath, sub), filepath.Join(updatedPath, sub), filepath.Join(originPath, sub)
 		root := sub == "." && isRoot
-		cs, err := mergeOnePackage(sub, lp, up, op, root)
+		cs, err := mergeOnePackage(sub, lp, up, op, root, mem)
 		if err != nil {
 			return nil, fmt.Errorf("merging package %s: %w", sub, err)
 		}
@@ -53,14 +53,14 @@ func resourceMerge(localPath, updatedPath, originPath string, isRoot bool) ([]Co
 
 // mergeOnePackage applies kpt's add/delete rules for one (sub)package and
 // merges it when it exists on all sides.
-func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool) ([]Conflict, error) {
+func mergeOnePackage(sub, localPath, updatedPath, originPath string, isRoot bool, mem memTrees) ([]Conflict, error) {
 	if done, err := applyPresence(sub, localPath, updatedPath, originPath, exists(localPath), exists(updatedPath), exists(originPath)); done || err != nil {
 		return nil, err
 	}
 	if err := kptfileutil.UpdateKptfile(localPath, updatedPath, originPath, !isRoot); err != nil {
 		return nil, fmt.Errorf("merging Kptfile: %w", err)
 	}
-	conflicts, err := mergeResources(localPath, updatedPath, originPath)
+	conflicts, err := mergeResources(localPath, updatedPath, originPath, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ const mergeSourceAnnotation = "config.kubernetes.io/merge-source"
 // its resources are copies of the earlier ones, with this tree's
 // merge-source. Unmodified files are most of a local package, and most of
 // upstream in a typical release.
-func readPackageResources(dir, source string, reuse map[string]packageFile) ([]packageFile, error) {
+func readPackageResources(dir, source string, reuse map[string]packageFile, fsys filesys.FileSystem) ([]packageFile, error) {
 	if !exists(dir) {
 		return nil, nil
 	}
@@ -128,6 +128,7 @@ func readPackageResources(dir, source string, reuse map[string]packageFile) ([]p
 		SetAnnotations:    map[string]string{mergeSourceAnnotation: source},
 		PreserveSeqIndent: true,
 		WrapBareSeqNode:   true,
+		FileSystem:        filesys.FileSystemOrOnDisk{FileSystem: fsys},
 	}
 	files, err := readPackageFiles(r, func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
 		if prev, ok := reuse[f.rel]; ok && f.rel != "" && bytes.Equal(prev.content, f.content) {
@@ -361,8 +362,8 @@ func slowMergeKey(n *yaml.RNode) (string, error) {
 	return strings.Join([]string{group, meta.Kind, ns, name, meta.Annotations[kioutil.PathAnnotation]}, "\x00"), nil
 }
 
-func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, error) {
-	tuples, err := collectTuples(localPath, updatedPath, originPath)
+func mergeResources(localPath, updatedPath, originPath string, mem memTrees) ([]Conflict, error) {
+	tuples, err := collectTuples(localPath, updatedPath, originPath, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -427,12 +428,12 @@ func mergeResources(localPath, updatedPath, originPath string) ([]Conflict, erro
 // collectTuples reads the three versions of a package's resources and
 // matches them by kpt's merge key, in kpt's order: originals first, then
 // what upstream added, then what the local package added.
-func collectTuples(localPath, updatedPath, originPath string) ([]*mergeTuple, error) {
+func collectTuples(localPath, updatedPath, originPath string, mem memTrees) ([]*mergeTuple, error) {
 	var tuples []*mergeTuple
 	index := map[string]*mergeTuple{}
 	var reuse map[string]packageFile
 	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
-		files, err := readPackageResources(dir, source, reuse)
+		files, err := readPackageResources(dir, source, reuse, mem.fs(dir))
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 			t.Fatal(err)
 		}
 		err1 := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
-		_, err2 := resourceMerge(l2, u2, o2, true)
+		_, err2 := resourceMerge(l2, u2, o2, true, nil)
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("seed %d: kpt error %v, kptbot error %v", seed, err1, err2)
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -104,7 +106,7 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 	if err := local.Write(ld); err != nil {
 		t.Fatal(err)
 	}
-	prev, err := readPackageResources(od, "original", nil)
+	prev, err := readPackageResources(od, "original", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +118,11 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 			markNodes(n.YNode(), seen)
 		}
 	}
-	want, err := readPackageResources(ld, "dest", nil)
+	want, err := readPackageResources(ld, "dest", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readPackageResources(ld, "dest", reuse)
+	got, err := readPackageResources(ld, "dest", reuse, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,5 +159,80 @@ func markNodes(n *yaml.Node, seen map[*yaml.Node]bool) {
 	seen[n] = true
 	for _, c := range n.Content {
 		markNodes(c, seen)
+	}
+}
+
+// TestMemTreesReadLikeDisk requires an upstream tree kept in memory by
+// memTrees.write to give the merge's resource reader exactly what the same
+// tree written to disk gives (files, order, nodes), to leave every other
+// file and every directory on disk, and to write trees with subpackages
+// whole.
+func TestMemTreesReadLikeDisk(t *testing.T) {
+	t.Parallel()
+	tree := genPackage(40, 1)
+	tree[".krmignore"] = []byte("ignored/\n")
+	tree["ignored/x.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored\n")
+	tree["nested/deeper/b.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n")
+	tree["nested/a.yml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	tree["nested/cm.json"] = []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`)
+	tree["notes.txt"] = []byte("not a resource\n")
+	tree["only-yaml/c.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+	root := t.TempDir()
+	diskDir, memDir := filepath.Join(root, "disk"), filepath.Join(root, "mem")
+	if err := tree.Write(diskDir); err != nil {
+		t.Fatal(err)
+	}
+	m := memTrees{}
+	if err := m.write(tree, memDir, true); err != nil {
+		t.Fatal(err)
+	}
+	if m.fs(memDir) == nil || m.fs(filepath.Join(memDir, "nested")) == nil || m.fs(diskDir) != nil || m.fs(memDir+"x") != nil {
+		t.Fatal("memTrees.fs does not find the in-memory tree (or finds one for a disk path)")
+	}
+	onDisk, err := ReadTree(memDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range tree {
+		if _, ok := onDisk[p]; ok == isYAMLFile(p) {
+			t.Errorf("%s: on disk %v, want %v", p, ok, !isYAMLFile(p))
+		} else if ok && !bytes.Equal(onDisk[p], c) {
+			t.Errorf("%s: written %q, want %q", p, onDisk[p], c)
+		}
+		if _, err := os.Stat(filepath.Join(memDir, filepath.Dir(p))); err != nil {
+			t.Errorf("directory of %s not made: %v", p, err)
+		}
+	}
+	for _, dir := range []string{"", "nested"} {
+		want, err := readPackageResources(filepath.Join(diskDir, dir), "updated", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readPackageResources(filepath.Join(memDir, dir), "updated", nil, m.fs(filepath.Join(memDir, dir)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || len(want) < 2 {
+			t.Fatalf("%q: %d files from memory, %d from disk", dir, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].rel != want[i].rel || len(got[i].nodes) != len(want[i].nodes) {
+				t.Fatalf("%q file %d: %s (%d resources) from memory, %s (%d) from disk", dir, i, got[i].rel, len(got[i].nodes), want[i].rel, len(want[i].nodes))
+			}
+			for j := range want[i].nodes {
+				if g, w := got[i].nodes[j].MustString(), want[i].nodes[j].MustString(); g != w {
+					t.Errorf("%s resource %d from memory:\n%s\nfrom disk:\n%s", want[i].rel, j, g, w)
+				}
+			}
+		}
+	}
+
+	withSub := Tree{KptfileName: tree[KptfileName], "a.yaml": tree["nested/a.yml"], "sub/Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n")}
+	subDir := filepath.Join(root, "sub")
+	if err := m.write(withSub, subDir, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadTree(subDir); err != nil || !got.Equal(withSub) || m.fs(subDir) != nil {
+		t.Errorf("a tree with a subpackage was not written whole: %v, %v", got.Paths(), err)
 	}
 }

@@ -70,7 +70,7 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 		return nil, err
 	}
 
-	u := &updater{fetcher: f, work: work, res: &UpdateResult{}}
+	u := &updater{fetcher: f, work: work, res: &UpdateResult{}, mem: memTrees{}}
 	originalRef := up.Ref
 	if opts.Version != "" {
 		up.Ref = opts.Version
@@ -234,7 +234,9 @@ type updater struct {
 	fetcher       Fetcher
 	work          string
 	n             int
-	res           *UpdateResult
+	// mem holds the upstream trees whose YAML files are not on disk.
+	mem memTrees
+	res *UpdateResult
 }
 
 func (u *updater) tempDir(kind string) (string, error) {
@@ -263,11 +265,14 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	if err != nil {
 		return fmt.Errorf("fetching upstream %s: %w", up, err)
 	}
+	// Only resource-merge reads upstream YAML through the reader that can
+	// take it from memory.
+	inMemory := kf.Upstream.UpdateStrategy == "" || kf.Upstream.UpdateStrategy == kptfilev1.ResourceMerge
 	updatedDir, err := u.tempDir("updated")
 	if err != nil {
 		return err
 	}
-	if err := Tree(updFiles).Write(updatedDir); err != nil {
+	if err := u.mem.write(Tree(updFiles), updatedDir, inMemory); err != nil {
 		return err
 	}
 	originDir, err := u.tempDir("origin")
@@ -280,7 +285,7 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		if err != nil {
 			return fmt.Errorf("fetching origin %s at %s (upstreamLock): %w", lock.Origin, lock.Commit, err)
 		}
-		if err := Tree(orgFiles).Write(originDir); err != nil {
+		if err := u.mem.write(Tree(orgFiles), originDir, inMemory); err != nil {
 			return err
 		}
 	}
@@ -308,7 +313,7 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		sub := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		lp, up, op := filepath.Join(pkgDir, sub), filepath.Join(updatedDir, sub), filepath.Join(originDir, sub)
-		cs, err := updatePackage(strategy, sub, lp, up, op, sub == ".")
+		cs, err := updatePackage(strategy, sub, lp, up, op, sub == ".", u.mem)
 		if err != nil {
 			return err
 		}
@@ -363,7 +368,7 @@ func isPackageDir(dir string) bool {
 
 // updatePackage applies kpt's rules for one package of an upstream tree:
 // added, deleted or changed on either side.
-func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool) ([]Conflict, error) {
+func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool, mem memTrees) ([]Conflict, error) {
 	localExists := isPackageDir(localPath)
 	updatedExists, originExists := isRoot, isRoot
 	if !isRoot {
@@ -380,7 +385,7 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 		IsRoot:         isRoot,
 	}
 	if strategy == string(kptfilev1.ResourceMerge) {
-		return resourceMerge(localPath, updatedPath, originPath, isRoot)
+		return resourceMerge(localPath, updatedPath, originPath, isRoot, mem)
 	}
 	if err := update.GetUpdater(strategy).Update(opts); err != nil {
 		return nil, explainUpdateError(strategy, err)
