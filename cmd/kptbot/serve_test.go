@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -143,17 +144,11 @@ func TestServeHealthAndShutdown(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("metrics: %v", err)
 	}
-	var body strings.Builder
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := resp.Body.Read(buf)
-		body.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	if !strings.Contains(body.String(), `kptbot_webhook_deliveries_total{forge="github",result="rejected"} 1`) {
-		t.Errorf("metrics do not count the rejected delivery:\n%.2000s", body.String())
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(raw)
+	if !strings.Contains(body, `kptbot_webhook_deliveries_total{forge="github",result="rejected"} 1`) {
+		t.Errorf("metrics do not count the rejected delivery:\n%.2000s", body)
 	}
 	cancel()
 	select {
