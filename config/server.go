@@ -19,7 +19,9 @@ import (
 type Server struct {
 	Listen  string `json:"listen,omitempty"`
 	BotName string `json:"botName,omitempty"`
-	// BotLogin is the bot's account on the forges, whose comments hold
+	// BotLogin is the bot's account on GitHub, whose comments hold its
+	// state; empty asks GitHub (the App's slug + "[bot]", or the token's
+	// user). On GitLab the bot is always the token's user.
 	// its state (default: botName + "[bot]").
 	BotLogin string `json:"botLogin,omitempty"`
 	// ResyncInterval is a Go duration ("10m"); Resync is its value.
@@ -112,9 +114,6 @@ func ParseServer(name string, data []byte) (*Server, error) {
 	}
 	if s.BotName == "" {
 		s.BotName = "kptbot"
-	}
-	if s.BotLogin == "" {
-		s.BotLogin = s.BotName + "[bot]"
 	}
 	var errs []error
 	s.Resync = 10 * time.Minute

@@ -48,7 +48,7 @@ func TestServerDefaultsAndSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Listen != ":8080" || s.BotName != "kptbot" || s.BotLogin != "kptbot[bot]" || s.Resync != 10*time.Minute || s.Workers != 4 || s.QueueSize != 1000 || s.GitLab.BaseURL != "https://gitlab.com/api/v4" {
+	if s.Listen != ":8080" || s.BotName != "kptbot" || s.BotLogin != "" || s.Resync != 10*time.Minute || s.Workers != 4 || s.QueueSize != 1000 || s.GitLab.BaseURL != "https://gitlab.com/api/v4" {
 		t.Errorf("defaults = %+v", s)
 	}
 	if b, err := s.Secret(s.GitHub.WebhookSecretFile, EnvGitHubWebhookSecret); err != nil || string(b) != "s3cret" {

@@ -51,6 +51,15 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		if err != nil {
 			return nil, err
 		}
+		if cfg.BotLogin == "" {
+			// The bot trusts only comments by its own account, so it must
+			// know it: ask GitHub rather than guess.
+			login, err := githubLogin(ctx, f)
+			if err != nil {
+				return nil, fmt.Errorf("github: finding the bot's login (or set botLogin): %w", err)
+			}
+			logins[forge.GitHub] = login
+		}
 		a.forges[forge.GitHub], a.secrets[forge.GitHub] = f, secret
 		a.parsers[forge.GitHub] = func(r *http.Request) (forge.Event, error) {
 			ev, err := github.ParseWebhook(r, secret, maxWebhookBody)
@@ -70,6 +79,10 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		if err != nil {
 			return nil, err
 		}
+		secret, err := webhookSecret(cfg, forge.GitLab, g.WebhookSecretFile, config.EnvGitLabWebhookSecret)
+		if err != nil {
+			return nil, err
+		}
 		// On GitLab the bot is the token's user: its notes hold the
 		// bot's state, so it must know its own name.
 		self, err := c.Self(ctx)
@@ -77,10 +90,6 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 			return nil, fmt.Errorf("gitlab: reading the token's user: %w", err)
 		}
 		logins[forge.GitLab] = self.Login
-		secret, err := webhookSecret(cfg, forge.GitLab, g.WebhookSecretFile, config.EnvGitLabWebhookSecret)
-		if err != nil {
-			return nil, err
-		}
 		a.forges[forge.GitLab], a.secrets[forge.GitLab] = c, secret
 		a.parsers[forge.GitLab] = func(r *http.Request) (forge.Event, error) { return gitlab.ParseWebhook(r, secret, maxWebhookBody) }
 		listers = append(listers, projectLister(c, g.Projects))
@@ -103,6 +112,18 @@ func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		return all, errors.Join(errs...)
 	}
 	return a, nil
+}
+
+// githubLogin is the account the GitHub side acts as.
+func githubLogin(ctx context.Context, f forge.Forge) (string, error) {
+	switch c := f.(type) {
+	case *github.AppForge:
+		return c.Login(ctx)
+	case *github.Client:
+		u, err := c.Self(ctx)
+		return u.Login, err
+	}
+	return "", fmt.Errorf("unknown GitHub client %T", f)
 }
 
 // webhookSecret reads a forge's webhook secret, which is required: a

@@ -54,6 +54,18 @@ func NewAppForge(appID int64, privateKeyPEM []byte, baseURL string, setup func(c
 		byRepo: map[string]int64{}, clients: map[int64]*Client{}}, nil
 }
 
+// Login is the account the App acts as: its slug + "[bot]".
+func (a *AppForge) Login(ctx context.Context) (string, error) {
+	app, _, err := a.apps.Apps.Get(ctx, "")
+	if err != nil {
+		return "", apiError("reading the App", err)
+	}
+	if app.GetSlug() == "" {
+		return "", fmt.Errorf("GitHub App %d: GitHub gave no slug", a.appID)
+	}
+	return app.GetSlug() + "[bot]", nil
+}
+
 // Installation returns (creating once) the client of an installation.
 func (a *AppForge) Installation(id int64) (*Client, error) {
 	a.mu.Lock()

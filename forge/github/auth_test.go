@@ -103,6 +103,12 @@ func TestAppForgeRoutesByInstallation(t *testing.T) {
 	var lookups atomic.Int32
 	mux := http.NewServeMux()
 	install := map[string]int{"acme/site-a": 42, "other/site-b": 43}
+	mux.HandleFunc("GET /app", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ey") {
+			t.Errorf("GET /app without the App's JWT")
+		}
+		fmt.Fprint(w, `{"id":1234,"slug":"acme-kptbot","name":"acme kptbot","owner":{"login":"acme"}}`)
+	})
 	mux.HandleFunc("GET /repos/{owner}/{repo}/installation", func(w http.ResponseWriter, r *http.Request) {
 		lookups.Add(1)
 		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ey") {
@@ -140,6 +146,9 @@ func TestAppForgeRoutesByInstallation(t *testing.T) {
 	}
 	if len(setups) != 2 {
 		t.Errorf("setup called for %v, want both installations once", setups)
+	}
+	if login, err := a.Login(ctx); err != nil || login != "acme-kptbot[bot]" {
+		t.Errorf("Login = %q, %v; want the App's slug + [bot]", login, err)
 	}
 }
 

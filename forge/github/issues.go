@@ -143,3 +143,14 @@ func (c *Client) TeamMember(ctx context.Context, _ forge.Repo, team, login strin
 	}
 	return m.GetState() == "active", nil
 }
+
+// Self returns the account a token acts as (GET /user). Installation
+// tokens have no user: GitHub refuses, and the caller must be told the
+// login (an App's is its slug + "[bot]").
+func (c *Client) Self(ctx context.Context) (forge.User, error) {
+	u, _, err := c.gh.Users.Get(ctx, "")
+	if err != nil {
+		return forge.User{}, apiError("reading the token's user", err)
+	}
+	return user(u), nil
+}

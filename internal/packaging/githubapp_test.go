@@ -48,6 +48,8 @@ var callPermissions = map[string]needed{
 	// GET /user/repos: only with a personal access token (an App's
 	// installation lists through Apps.ListRepos), so no App permission.
 	"Repositories.ListByAuthenticatedUser": {},
+	"Apps.Get":                             {}, // GET /app as the App (JWT): its slug
+	"Users.Get":                            {}, // GET /user: token mode only (a PAT's user)
 	"Checks.CreateCheckRun":                {"checks", "write"},
 	"Checks.UpdateCheckRun":                {"checks", "write"},
 	"Git.CreateRef":                        {"contents", "write"},

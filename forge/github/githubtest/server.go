@@ -341,6 +341,11 @@ func (f *Server) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"permission": p, "role_name": p, "user": userJSON(r.PathValue("user"))})
 	})
+	// The token acts as the bot account, which authors everything the
+	// API writes.
+	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, userJSON(botLogin))
+	})
 	mux.HandleFunc("GET /orgs/{org}/teams/{team}/memberships/{user}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})

@@ -45,6 +45,8 @@ OPERATIONS = {
     "/installation/repositories": ["get"],
     "/repos/{owner}/{repo}/installation": ["get"],
     "/user/repos": ["get"],
+    "/user": ["get"],
+    "/app": ["get"],
     "/app/installations": ["get"],
     "/app/installations/{installation_id}/access_tokens": ["post"],
 }
