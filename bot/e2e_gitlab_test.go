@@ -358,3 +358,65 @@ func TestGitLabLifecycleEndToEnd(t *testing.T) {
 		t.Error("the source branch survived publishing")
 	}
 }
+
+// TestGitLabApprovalInvalidationEndToEnd is scenario 2 on GitLab: the
+// approved SHA comes from the merge request version current when the
+// approval was given; a push that changes the rendered output voids it
+// (and the bot says so), and the change publishes only with two approvals
+// of the new head.
+func TestGitLabApprovalInvalidationEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := newGLWorld(t)
+	ctx := context.Background()
+	c := w.client()
+	w.gl.AddGroupMember("acme/platform", "carol", gitlabtest.Developer)
+	w.gl.SetAccess(w.repo, "carol", gitlabtest.Developer)
+	main, err := c.ReadTree(ctx, w.repo, "main", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(approversConfig, "teams: [acme/platform]", "teams: [acme/platform]\n    minimum: 2", 1)
+	if _, err := c.PushFiles(ctx, w.repo, "main", main.Commit, main.Commit, map[string][]byte{"kptbot.yaml": []byte(cfg)}, "two approvals"); err != nil {
+		t.Fatal(err)
+	}
+	n, head := w.openHumanDraft("dana")
+	w.deliver("Note Hook", w.key(), glHookSecret, w.notePayload(n, head, "dana", "dana", "/kptbot propose"))
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head, "dana", "alice"))
+	if w.gl.Merges(w.repo) != 0 {
+		t.Fatal("merged with one approval of two")
+	}
+	// dana pushes a real change: GitLab's update hook with oldrev.
+	cm := strings.Replace(configMap, `replicas: "1"`, `replicas: "4"`, 1)
+	head2, err := c.PushFiles(ctx, w.repo, "scale", head, head, map[string][]byte{"pkgs/ns/cm.yaml": []byte(cm)}, "scale to 4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := w.payload("derived/merge_request_update_push.json", merge(w.user("dana"), w.mrFields("object_attributes", n, head2, "dana"),
+		map[string]any{"object_attributes.action": "update", "object_attributes.oldrev": head}))
+	if st := w.deliver("Merge Request Hook", w.key(), glHookSecret, update); st != http.StatusAccepted {
+		t.Fatalf("update hook: HTTP %d", st)
+	}
+	void := 0
+	for _, note := range w.botNotes(n) {
+		if strings.Contains(note, "@alice") && strings.Contains(note, "no longer counts") {
+			void++
+		}
+	}
+	if void != 1 {
+		t.Fatalf("notices of alice's void approval = %d, want 1; notes %q", void, w.botNotes(n))
+	}
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head2, "dana", "carol"))
+	if w.gl.Merges(w.repo) != 0 {
+		t.Fatal("merged with carol's approval and alice's void one")
+	}
+	w.gl.Unapprove(w.repo, n, "alice")
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head2, "dana", "alice"))
+	if w.gl.Merges(w.repo) != 1 {
+		t.Fatalf("not merged after alice and carol approved the new head (merges %d)", w.gl.Merges(w.repo))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.mergeSHAs) != 1 || w.mergeSHAs[0] != head2 {
+		t.Errorf("merge pinned %v, want the new head %s", w.mergeSHAs, head2)
+	}
+}
