@@ -20,6 +20,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/gitlab"
 	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
+	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
 const glHookSecret = "e2e-gitlab-webhook-token"
@@ -33,6 +34,7 @@ type glWorld struct {
 	srv  *httptest.Server
 	done chan struct{}
 	seq  atomic.Int64
+	bot  *Bot
 
 	mu sync.Mutex
 	// mergeSHAs are the sha parameters of the merge calls GitLab received.
@@ -81,6 +83,7 @@ func newGLWorld(t *testing.T) *glWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.bot = b
 	s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
 		Parsers: map[string]WebhookParser{forge.GitLab: func(r *http.Request) (forge.Event, error) {
 			return gitlab.ParseWebhook(r, []byte(glHookSecret), 25<<20)
@@ -96,7 +99,9 @@ func newGLWorld(t *testing.T) *glWorld {
 // client is an adapter acting as the bot's token (a person's pushes and
 // merge requests are made with it too, then attributed with SetAuthor).
 func (w *glWorld) client() *gitlab.Client {
-	c, err := gitlab.NewClient(w.gl.HTTPClient, w.gl.URL, gitlabtest.Token)
+	// Retries of 5xx answers are kept short: the tests inject failures.
+	c, err := gitlab.NewClient(w.gl.HTTPClient, w.gl.URL, gitlabtest.Token, gitlab.WithLimits(ratelimit.Limits{
+		PerMinute: 6000, MaxAttempts: 2, BaseBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -418,5 +423,84 @@ func TestGitLabApprovalInvalidationEndToEnd(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.mergeSHAs) != 1 || w.mergeSHAs[0] != head2 {
 		t.Errorf("merge pinned %v, want the new head %s", w.mergeSHAs, head2)
+	}
+}
+
+// TestGitLabGuardrailAndCrashRecoveryEndToEnd is scenarios 7 and 5 on
+// GitLab: a guardrail failure is a failed commit status and blocks
+// publishing; fixed and approved, the merge goes through but tagging
+// fails (the bot "dies"); the next resync tags exactly once.
+func TestGitLabGuardrailAndCrashRecoveryEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := newGLWorld(t)
+	ctx := context.Background()
+	c := w.client()
+	main, err := c.ReadTree(ctx, w.repo, "main", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := approversConfig + `  guardrails:
+    validators:
+      - image: starlark:v0.5.0
+        configMap:
+          source: |
+            for r in ctx.resource_list["items"]:
+              if r["kind"] == "ConfigMap" and int(r["data"]["replicas"]) > 10:
+                fail("replicas above 10 in " + r["metadata"]["name"])
+`
+	if _, err := c.PushFiles(ctx, w.repo, "main", main.Commit, main.Commit, map[string][]byte{"kptbot.yaml": []byte(guard)}, "guardrail"); err != nil {
+		t.Fatal(err)
+	}
+	n, head := w.openHumanDraft("dana")
+	push := func(replicas string) string {
+		t.Helper()
+		cm := strings.Replace(configMap, `replicas: "1"`, `replicas: "`+replicas+`"`, 1)
+		next, err := c.PushFiles(ctx, w.repo, "scale", head, head, map[string][]byte{"pkgs/ns/cm.yaml": []byte(cm)}, "replicas "+replicas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		update := w.payload("derived/merge_request_update_push.json", merge(w.user("dana"), w.mrFields("object_attributes", n, next, "dana"),
+			map[string]any{"object_attributes.action": "update", "object_attributes.oldrev": head}))
+		w.deliver("Merge Request Hook", w.key(), glHookSecret, update)
+		head = next
+		return next
+	}
+	push("30")
+	if st, ok := w.gl.Status(w.repo, head, "kptbot/pkgs/ns"); !ok || st.State != "failed" {
+		t.Fatalf("guardrail status = %+v, %v; want failed", st, ok)
+	}
+	w.deliver("Note Hook", w.key(), glHookSecret, w.notePayload(n, head, "dana", "dana", "/kptbot propose"))
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head, "dana", "alice"))
+	if w.gl.Merges(w.repo) != 0 {
+		t.Fatal("a change failing a guardrail was merged")
+	}
+	push("5")
+	// Tag creation fails until the "restart" (the scheduler retries 5xx,
+	// so a single failure would be absorbed).
+	var down atomic.Bool
+	down.Store(true)
+	w.gl.Intercept(func(rw http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/repository/tags") && down.Load() {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(rw, `{"message":"500 Internal Server Error"}`)
+			return true
+		}
+		return false
+	})
+	w.gl.Unapprove(w.repo, n, "alice")
+	w.deliver("Merge Request Hook", w.key(), glHookSecret, w.approvalPayload(n, head, "dana", "alice"))
+	if w.gl.Merges(w.repo) != 1 || len(w.tags()) != 0 {
+		t.Fatalf("setup: merges %d, tags %v; want merged and untagged (the bot died before tagging)", w.gl.Merges(w.repo), w.tags())
+	}
+	down.Store(false)
+	for i := 0; i < 2; i++ {
+		if _, err := w.bot.Reconcile(ctx, w.repo); err != nil {
+			t.Fatalf("resync: %v", err)
+		}
+	}
+	mr := w.gl.MergeRequest(w.repo, n)
+	if tags := w.tags(); len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" || tags[0].SHA != mr.MergeCommitSHA {
+		t.Fatalf("after resync: tags %v, want pkgs/ns/v1 at %s", tags, mr.MergeCommitSHA)
 	}
 }
