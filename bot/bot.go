@@ -103,15 +103,12 @@ func (b *Bot) login(f string) string {
 	return b.opts.Login
 }
 
-// ConfigPaths are where kptbot.yaml may live, in order of preference.
-var defaultConfigPaths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
-
 // configPaths are where this bot looks for kptbot.yaml.
 func (b *Bot) configPaths() []string {
 	if b.opts.ConfigPath != "" {
 		return []string{strings.TrimPrefix(b.opts.ConfigPath, "/")}
 	}
-	return defaultConfigPaths
+	return config.Locations()
 }
 
 // ErrBadConfig is a kptbot.yaml on the default branch that does not parse:

@@ -272,3 +272,9 @@ type InjectionSelectorTemplate struct {
 	Name     string `json:"name,omitempty"`
 	NameExpr string `json:"nameExpr,omitempty"`
 }
+
+// Locations are where a repository's kptbot.yaml may be, in order of
+// preference (a new slice each call: callers may not share it).
+func Locations() []string {
+	return []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+}

@@ -139,7 +139,7 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 	}
 	paths := opts.ConfigPaths
 	if len(paths) == 0 {
-		paths = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
+		paths = config.Locations()
 	}
 	root, err := repo.Tree(ctx, r.tip, "/")
 	if err != nil {

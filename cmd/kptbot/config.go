@@ -10,9 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// configLocations are where kptbot looks for kptbot.yaml, in order.
-var configLocations = []string{"kptbot.yaml", ".github/kptbot.yaml", ".gitlab/kptbot.yaml"}
-
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "kptbot.yaml: validate, schema"}
 	var output string
@@ -93,11 +90,11 @@ func findConfig(args []string) (string, error) {
 	if len(args) == 1 {
 		return args[0], nil
 	}
-	for _, c := range configLocations {
+	for _, c := range config.Locations() {
 		if _, err := os.Stat(c); err == nil {
 			return c, nil
 		}
 	}
 	wd, _ := os.Getwd()
-	return "", fmt.Errorf("no kptbot.yaml in %s: looked for %v", filepath.Clean(wd), configLocations)
+	return "", fmt.Errorf("no kptbot.yaml in %s: looked for %v", filepath.Clean(wd), config.Locations())
 }
