@@ -466,3 +466,20 @@ func TestChangeMeasuredFromItsForkPoint(t *testing.T) {
 		t.Errorf("pkgs/other after the merge = %v, want it kept", snap.Files)
 	}
 }
+
+func TestNoDashboardWithoutPackages(t *testing.T) {
+	t.Parallel()
+	fake := forgetest.New()
+	empty := forge.Repo{Forge: forge.GitHub, FullName: "acme/website", DefaultBranch: "main"}
+	fake.Seed(empty, "main", map[string][]byte{"index.html": []byte("<p>hi</p>\n")})
+	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Reconcile(context.Background(), empty); err != nil {
+		t.Fatal(err)
+	}
+	if issues, _ := fake.ListIssues(context.Background(), empty, DashboardLabel); len(issues) != 0 {
+		t.Errorf("a repository without packages or kptbot.yaml got a dashboard: %+v", issues)
+	}
+}

@@ -50,7 +50,7 @@ func (b *Bot) checkConfig(ctx context.Context, w *work, head map[string][]byte) 
 // dashboard writes the repository's dashboard issue: Porch's package
 // view for humans, edited in place.
 func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
-	body, err := b.dashboardBody(ctx, rc)
+	body, pkgs, err := b.dashboardBody(ctx, rc)
 	if err != nil {
 		return err
 	}
@@ -62,6 +62,9 @@ func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
 		return nil
 	}
 	if len(issues) == 0 {
+		if pkgs == 0 && rc.cfgPath == "" && len(rc.fanOut) == 0 {
+			return nil // a repository with nothing of kptbot's gets no issue
+		}
 		_, err := rc.f.OpenIssue(ctx, rc.repo, dashboardTitle, body, []string{DashboardLabel})
 		return err
 	}
@@ -79,10 +82,11 @@ type dashRow struct {
 	paused    bool
 }
 
-func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
+// dashboardBody renders the dashboard and says how many packages it lists.
+func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, error) {
 	snap, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, "")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	rows := map[string]*dashRow{}
 	for _, d := range rc.packagesIn(snap.Files) {
@@ -90,7 +94,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 	}
 	tags, err := rc.f.ListTags(ctx, rc.repo)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for _, t := range tags {
 		i := strings.LastIndex(t.Name, "/")
@@ -105,7 +109,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 	}
 	changes, err := rc.f.ListOpenChanges(ctx, rc.repo)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for _, c := range changes {
 		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
@@ -120,7 +124,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 		}
 		comments, err := rc.f.ListComments(ctx, rc.repo, c.Number)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		st := findStatus(comments, b.login(rc.repo.Forge)).state
 		for _, p := range st.Packages {
@@ -188,5 +192,5 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, error) {
 	if len(errs) > 0 {
 		s.WriteString("\n### Last errors\n\n" + strings.Join(errs, "\n") + "\n")
 	}
-	return s.String(), nil
+	return s.String(), len(rows), nil
 }
