@@ -86,13 +86,15 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	if err != nil {
 		return fmt.Errorf("reading %s#%d at %s: %w", rc.repo.FullName, ch.Number, ch.HeadSHA, err)
 	}
-	base, err := rc.f.ReadTree(ctx, rc.repo, b.forkPoint(ctx, rc, ch), "")
-	if err != nil {
-		return fmt.Errorf("reading the base of %s#%d: %w", rc.repo.FullName, ch.Number, err)
-	}
 	trusted, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, "")
 	if err != nil {
 		return fmt.Errorf("reading %s@%s: %w", rc.repo.FullName, rc.repo.DefaultBranch, err)
+	}
+	base := trusted // usually the branch left the default branch's tip
+	if fork := b.forkPoint(ctx, rc, ch); fork != trusted.Commit {
+		if base, err = rc.f.ReadTree(ctx, rc.repo, fork, ""); err != nil {
+			return fmt.Errorf("reading the base of %s#%d: %w", rc.repo.FullName, ch.Number, err)
+		}
 	}
 	pkgs := rc.packagesIn(head.Files)
 	basePkgs := rc.packagesIn(base.Files)

@@ -221,14 +221,11 @@ func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (str
 	if err != nil {
 		return "", err
 	}
-	latest := 0
-	for _, t := range tags {
-		if rest, ok := strings.CutPrefix(t.Name, pkg+"/"); ok {
-			if n, ok := gitrepo.ParseRevision(rest); ok {
-				latest = max(latest, n)
-			}
-		}
+	names := make([]string, len(tags))
+	for i, t := range tags {
+		names[i] = t.Name
 	}
+	latest := highestRevision(pkg, names)
 	branch := strings.TrimPrefix(gitrepo.DeletionProposedBranch(pkg, latest), "refs/heads/")
 	if existing, err := rc.f.ListChangesByHead(ctx, rc.repo, branch); err == nil {
 		for _, c := range existing {

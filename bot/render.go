@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -48,8 +49,8 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 		return res
 	}
 	r, err := engine.RenderTree(ctx, in, engine.RenderOptions{Runtimes: rt})
-	if err == nil && r.Results != nil {
-		for _, p := range renderProblems(rc.repo.FullName, res.name, dir, &engine.RenderError{Err: errors.New("warnings"), Results: r.Results}) {
+	if err == nil {
+		for _, p := range resultProblems(rc.repo.FullName, res.name, dir, r.Results) {
 			if p.Severity == SeverityWarning {
 				res.problems = append(res.problems, p)
 			}
@@ -82,17 +83,15 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 	}
 	allowed := map[string]bool{}
 	if g := rc.spec.Guardrails; g != nil {
-		for _, f := range append(append([]kptfilev1.Function(nil), g.Mutators...), g.Validators...) {
+		for _, f := range functions(g.Mutators, g.Validators) {
 			allowed[fnKey(f)] = true
 		}
 	}
-	for _, t := range []engine.Tree{trusted} {
-		for p, c := range t {
-			if strings.HasSuffix(p, engine.KptfileName) {
-				if tk, err := engine.DecodeKptfile(p, c); err == nil && tk.Pipeline != nil {
-					for _, f := range append(append([]kptfilev1.Function(nil), tk.Pipeline.Mutators...), tk.Pipeline.Validators...) {
-						allowed[fnKey(f)] = true
-					}
+	for p, c := range trusted {
+		if strings.HasSuffix(p, engine.KptfileName) {
+			if tk, err := engine.DecodeKptfile(p, c); err == nil && tk.Pipeline != nil {
+				for _, f := range functions(tk.Pipeline.Mutators, tk.Pipeline.Validators) {
+					allowed[fnKey(f)] = true
 				}
 			}
 		}
@@ -109,7 +108,7 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 		if k.Pipeline == nil {
 			continue
 		}
-		for _, f := range append(append([]kptfilev1.Function(nil), k.Pipeline.Mutators...), k.Pipeline.Validators...) {
+		for _, f := range functions(k.Pipeline.Mutators, k.Pipeline.Validators) {
 			if err := b.mayRun(f, allowed, fork); err != nil {
 				return nil, rt, fmt.Errorf("%s: %w", p, err)
 			}
@@ -126,7 +125,7 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 		}
 		kf.Pipeline.Mutators = append(kf.Pipeline.Mutators, g.Mutators...)
 		kf.Pipeline.Validators = append(kf.Pipeline.Validators, g.Validators...)
-		for _, f := range append(append([]kptfilev1.Function(nil), g.Mutators...), g.Validators...) {
+		for _, f := range functions(g.Mutators, g.Validators) {
 			if f.Exec != "" && b.opts.Functions.AllowExec {
 				rt.AllowExec = true
 			} else if _, ok := builtins.Lookup(f.Image); !ok && f.Image != "" && b.opts.Functions.AllowContainers {
@@ -140,6 +139,11 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 		in[engine.KptfileName] = out
 	}
 	return in, rt, nil
+}
+
+// functions lists a pipeline's mutators then validators.
+func functions(mutators, validators []kptfilev1.Function) []kptfilev1.Function {
+	return append(append([]kptfilev1.Function(nil), mutators...), validators...)
 }
 
 func fnKey(f kptfilev1.Function) string {
@@ -185,28 +189,40 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// renderProblems places a failed render's results at files and lines.
+// renderProblems places a failed render's results at files and lines; a
+// failure without results is one problem on the package's Kptfile.
 func renderProblems(repo, pkg, dir string, err error) []Problem {
 	var out []Problem
 	var re *engine.RenderError
-	if errors.As(err, &re) && re.Results != nil {
-		for _, item := range re.Results.Items {
-			for _, ri := range item.Results {
-				if ri.Severity != "error" && ri.Severity != "warning" {
-					continue
-				}
-				// A result without a file is about the pipeline, which the
-				// package's Kptfile holds: annotate that.
-				p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
-				if ri.File != nil && ri.File.Path != "" {
-					p.File = dir + "/" + ri.File.Path
-				}
-				out = append(out, p)
-			}
-		}
+	if errors.As(err, &re) {
+		out = resultProblems(repo, pkg, dir, re.Results)
 	}
 	if len(out) == 0 {
 		out = append(out, Problem{Severity: SeverityError, Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: err.Error()})
+	}
+	return out
+}
+
+// resultProblems turns the functions' error and warning results into
+// Problems at the files they name.
+func resultProblems(repo, pkg, dir string, results *fnresult.ResultList) []Problem {
+	if results == nil {
+		return nil
+	}
+	var out []Problem
+	for _, item := range results.Items {
+		for _, ri := range item.Results {
+			if ri.Severity != "error" && ri.Severity != "warning" {
+				continue
+			}
+			// A result without a file is about the pipeline, which the
+			// package's Kptfile holds: annotate that.
+			p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
+			if ri.File != nil && ri.File.Path != "" {
+				p.File = dir + "/" + ri.File.Path
+			}
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -336,14 +336,7 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 			names = append(names, strings.TrimPrefix(ref.Name, "refs/tags/"))
 		}
 	}
-	best := 0
-	for _, n := range names {
-		if rest, ok := strings.CutPrefix(n, pkg+"/"); ok {
-			if v, ok := gitrepo.ParseRevision(rest); ok {
-				best = max(best, v)
-			}
-		}
-	}
+	best := highestRevision(pkg, names)
 	if best == 0 {
 		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, pkg, pkg)
 	}
@@ -370,4 +363,18 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 		return nil
 	}
 	return commits
+}
+
+// highestRevision is the highest N among the tag names <pkg>/v<N> (0 when
+// there is none).
+func highestRevision(pkg string, tagNames []string) int {
+	best := 0
+	for _, n := range tagNames {
+		if rest, ok := strings.CutPrefix(n, pkg+"/"); ok {
+			if v, ok := gitrepo.ParseRevision(rest); ok {
+				best = max(best, v)
+			}
+		}
+	}
+	return best
 }
