@@ -33,6 +33,9 @@ type Function struct {
 	// unparsed; only for functions that edit items in place and never add,
 	// drop or reorder them.
 	skip skipFunc
+	// stream, if set, prepares the function to run piece by piece (see
+	// Stream); only for functions that change each resource on its own.
+	stream streamer
 }
 
 // processor is the body of a built-in. It edits rl in place and returns an
@@ -45,13 +48,13 @@ type processor func(rl *resourceList) error
 func functions() []Function {
 	return []Function{
 		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements},
-		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: runApplySetters, skip: skipWithoutSetters},
+		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: streamed(streamApplySetters), stream: streamApplySetters, skip: skipWithoutSetters},
 		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
-		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: runSearchReplace},
-		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: runSetAnnotations},
-		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: runSetImage, skip: skipWithoutImage},
-		{Name: "set-labels", Versions: []string{"v0.1", "v0.2"}, Description: "Add or update labels on all resources, their selectors and templates.", run: runSetLabels},
-		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace},
+		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace},
+		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: streamed(streamSetAnnotations), stream: streamSetAnnotations},
+		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: streamed(streamSetImage), stream: streamSetImage, skip: skipWithoutImage},
+		{Name: "set-labels", Versions: []string{"v0.1", "v0.2"}, Description: "Add or update labels on all resources, their selectors and templates.", run: streamed(streamSetLabels), stream: streamSetLabels},
+		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
 		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark},
 		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},
 	}

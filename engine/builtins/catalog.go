@@ -3,13 +3,10 @@ package builtins
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
-	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -208,41 +205,6 @@ func runSDK(rl *resourceList, process func(*fn.ResourceList) (bool, error)) erro
 	}
 	if !ok && firstError(rl.results) == nil {
 		return errors.New("function reported failure")
-	}
-	return nil
-}
-
-// runApplySetters mirrors the catalog's apply-setters main package, which
-// is not importable, around its importable applysetters filter.
-func runApplySetters(rl *resourceList) error {
-	var as applysetters.ApplySetters
-	if rl.functionConfig != nil {
-		applysetters.Decode(rl.functionConfig, &as)
-	}
-	// Decode ranges over a map; sort so results come out in a stable order.
-	sort.Slice(as.Setters, func(i, j int) bool { return as.Setters[i].Name < as.Setters[j].Name })
-	// The catalog's filter walks every node of every resource looking for
-	// "# kpt-set: " line comments; resources without one cannot change.
-	var tagged []*yaml.RNode
-	for _, n := range rl.items {
-		if hasLineComment(n.YNode(), "kpt-set:") {
-			tagged = append(tagged, n)
-		}
-	}
-	if _, err := as.Filter(tagged); err != nil {
-		return fmt.Errorf("failed to apply setters: %w", err)
-	}
-	if len(as.Results) == 0 {
-		rl.results = append(rl.results, &fn.Result{Message: "no matches for input setter(s)", Severity: fn.Info})
-		return nil
-	}
-	for _, r := range as.Results {
-		rl.results = append(rl.results, &fn.Result{
-			Message:  fmt.Sprintf("set field value to %q", r.Value),
-			Severity: fn.Info,
-			Field:    &fn.Field{Path: r.FieldPath},
-			File:     &fn.File{Path: r.FilePath},
-		})
 	}
 	return nil
 }

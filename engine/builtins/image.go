@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -18,45 +17,6 @@ type imageSpec struct {
 	NewName string `yaml:"newName"`
 	NewTag  string `yaml:"newTag"`
 	Digest  string `yaml:"digest"`
-}
-
-// runSetImage implements set-image: every container image whose name
-// (without tag or digest) equals image.name gets the new name, tag or digest.
-func runSetImage(rl *resourceList) error {
-	img, extra, err := imageConfig(rl.functionConfig)
-	if err != nil {
-		return err
-	}
-	count := 0
-	set := func(v *yaml.Node) error {
-		if v.Kind != yaml.ScalarNode {
-			return nil
-		}
-		name, tag, digest := splitImage(v.Value)
-		if name != img.Name {
-			return nil
-		}
-		if img.NewName != "" {
-			name = img.NewName
-		}
-		switch {
-		case img.NewTag != "":
-			tag, digest = ":"+img.NewTag, ""
-		case img.Digest != "":
-			tag, digest = "", "@"+img.Digest
-		}
-		if nv := name + tag + digest; nv != v.Value {
-			setString(v, nv)
-			count++
-		}
-		return nil
-	}
-	notCRD := func(it *yaml.RNode) bool { return it.GetKind() == "CustomResourceDefinition" }
-	if err := applyFieldSpecs(rl.items, append(imageFieldSpecs(), extra...), 0, notCRD, set); err != nil {
-		return err
-	}
-	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("summary: updated a total of %d image(s)", count), Severity: fn.Info})
-	return nil
 }
 
 // skipWithoutImage: an item whose text lacks the image name has no matching

@@ -1,98 +1,13 @@
 package builtins
 
 import (
-	"errors"
 	"fmt"
 
 	"strings"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// runSetLabels implements set-labels: the labels go into metadata.labels of
-// every resource except package-local config, and into the selectors and
-// templates kustomize's commonLabels field specs name, so selectors keep
-// matching their pods.
-func runSetLabels(rl *resourceList) error {
-	k := kindOf(rl.functionConfig)
-	var (
-		want  map[string]string
-		extra types.FsSlice
-		err   error
-	)
-	switch {
-	case k.isConfigMap():
-		want, err = stringMap(rl.functionConfig, "data")
-	case k.is("SetLabels"):
-		if want, err = stringMap(rl.functionConfig, "labels"); err == nil {
-			extra, err = decodeFieldSpecs(rl.functionConfig, "additionalLabelFields")
-		}
-	default:
-		return fmt.Errorf("functionConfig: expected ConfigMap data or SetLabels labels, got kind %s", k)
-	}
-	if err != nil {
-		return err
-	}
-	if len(want) == 0 {
-		rl.results = append(rl.results, &fn.Result{Message: "no `labels` arguments are given in FunctionConfig", Severity: fn.Warning})
-		return nil
-	}
-	count, err := setMapEntries(rl.items, append(labelFieldSpecs(), extra...), want, true)
-	if err != nil {
-		return err
-	}
-	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("set %d labels in total", count), Severity: fn.Info})
-	return nil
-}
-
-// runSetAnnotations implements set-annotations: like set-labels but for
-// metadata.annotations and pod template annotations, and, as in the catalog,
-// local config resources are annotated too.
-func runSetAnnotations(rl *resourceList) error {
-	k := kindOf(rl.functionConfig)
-	var (
-		want  map[string]string
-		extra types.FsSlice
-		err   error
-	)
-	switch {
-	case k.isConfigMap():
-		want, err = stringMap(rl.functionConfig, "data")
-	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
-		if want, err = stringMap(rl.functionConfig, "annotations"); err != nil {
-			return err
-		}
-		var legacy types.FsSlice
-		if extra, err = decodeFieldSpecs(rl.functionConfig, "additionalAnnotationFields"); err != nil {
-			return err
-		}
-		if legacy, err = decodeFieldSpecs(rl.functionConfig, "fieldSpecs"); err != nil {
-			return err
-		}
-		if extra != nil && legacy != nil {
-			return errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalAnnotationFields`")
-		}
-		if extra == nil {
-			extra = legacy
-		}
-	default:
-		return fmt.Errorf("functionConfig: expected ConfigMap data or SetAnnotations annotations, got kind %s", k)
-	}
-	if err != nil {
-		return err
-	}
-	if len(want) == 0 {
-		return errors.New("functionConfig: input annotation list cannot be empty")
-	}
-	count, err := setMapEntries(rl.items, append(annotationFieldSpecs(), extra...), want, false)
-	if err != nil {
-		return err
-	}
-	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("set %d annotations in total", count), Severity: fn.Info})
-	return nil
-}
 
 // setMapEntries sets the entries of want in every map field the field specs
 // locate (creating it where the spec says so) and returns how many entries

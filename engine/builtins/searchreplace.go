@@ -35,17 +35,13 @@ type searchReplace struct {
 	file    string // file of the resource being visited
 }
 
-// runSearchReplace implements search-replace. Matchers are ANDed; a field
+// apply is search-replace on items. Matchers are ANDed; a field
 // matches by path, by value or regex, or both. As in the catalog, the regex
 // matches anywhere in the value and its capture groups feed ${N} in the
 // put- patterns; an absolute by-path with only put-value creates the field
 // in every resource.
-func runSearchReplace(rl *resourceList) error {
-	sr, err := searchReplaceConfig(rl.functionConfig)
-	if err != nil {
-		return err
-	}
-	for _, it := range rl.items {
+func (sr *searchReplace) apply(items []*yaml.RNode) error {
+	for _, it := range items {
 		file, _, _ := kioutil.GetFileAnnotations(it)
 		if sr.byFilePath != "" && !globMatch(sr.byFilePath, file) {
 			continue
@@ -61,16 +57,6 @@ func runSearchReplace(rl *resourceList) error {
 			return err
 		}
 	}
-	if len(sr.results) == 0 {
-		rl.results = append(rl.results, &fn.Result{Message: "no matches", Severity: fn.Info})
-		return nil
-	}
-	rl.results = append(rl.results, sr.results...)
-	action := "Matched"
-	if sr.mutate {
-		action = "Mutated"
-	}
-	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("%s %d field(s)", action, sr.count), Severity: fn.Info})
 	return nil
 }
 

@@ -1,0 +1,384 @@
+package builtins
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
+	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// A Stream applies one configured function to a package a piece at a time
+// (a file, say), for a renderer that never holds the whole package in
+// memory. Only functions that change each resource on its own, never add,
+// drop or reorder resources, and whose results are per-resource findings
+// plus a summary stream: for any split of a resource list into consecutive
+// pieces, applying each piece and finishing with the pieces in order
+// edits the resources and reports results exactly as Process on the whole
+// list. The functions that stream run through their Stream in Process too,
+// so the two cannot drift apart.
+//
+// Apply may be called from several goroutines at once.
+type Stream struct {
+	apply  func(items []*yaml.RNode) (Piece, error)
+	finish func(pieces []Piece) fn.Results
+}
+
+// Piece is what a Stream's Apply found in one piece of the package; Finish
+// turns the pieces, in package order, into the function's results.
+type Piece struct {
+	results fn.Results
+	count   int
+	names   []string
+}
+
+// ErrNotStreamable is returned by Stream.Apply when the piece holds
+// something that ties resources together for this function (for
+// set-namespace, a depends-on annotation, which names another resource):
+// the caller must run the function on the whole list instead.
+var ErrNotStreamable = errors.New("the function relates resources to each other here; it must see the whole package")
+
+// Apply runs the function on items, in place. Items are never added,
+// dropped or reordered. An error (ErrNotStreamable included) means the
+// piece may be half edited and the caller must start over from the input.
+func (s *Stream) Apply(items []*yaml.RNode) (Piece, error) { return s.apply(items) }
+
+// Finish returns the function's results for the whole package, given the
+// pieces Apply returned, in package order.
+func (s *Stream) Finish(pieces []Piece) fn.Results { return s.finish(pieces) }
+
+// Stream prepares f, configured with functionConfig (nil when the
+// pipeline gives none), to run piece by piece. ok is false when f cannot
+// stream: it relates resources to each other (apply-replacements,
+// starlark, ensure-name-substring, upsert-resource), this configuration
+// makes it do so, or the configuration is invalid (Process reports that).
+func (f *Function) Stream(functionConfig *yaml.RNode) (s *Stream, ok bool) {
+	if f == nil || f.stream == nil {
+		return nil, false
+	}
+	s, err := f.stream(functionConfig)
+	if err != nil || s == nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// streamer prepares a Stream from a function config; an error is a bad
+// configuration, reported by Process as the function's failure.
+type streamer func(cfg *yaml.RNode) (*Stream, error)
+
+// streamed is the body of a function that has a Stream: the whole list is
+// one piece.
+func streamed(prepare streamer) processor {
+	return func(rl *resourceList) error {
+		s, err := prepare(rl.functionConfig)
+		if err != nil {
+			return err
+		}
+		p, err := s.apply(rl.items)
+		if err != nil {
+			return err
+		}
+		rl.results = append(rl.results, s.finish([]Piece{p})...)
+		return nil
+	}
+}
+
+// constant is a Stream that changes nothing and reports results.
+func constant(results fn.Results) *Stream {
+	return &Stream{
+		apply:  func([]*yaml.RNode) (Piece, error) { return Piece{}, nil },
+		finish: func([]Piece) fn.Results { return append(fn.Results(nil), results...) },
+	}
+}
+
+// total sums the pieces' counts.
+func total(pieces []Piece) int {
+	n := 0
+	for _, p := range pieces {
+		n += p.count
+	}
+	return n
+}
+
+// findings concatenates the pieces' per-resource results.
+func findings(pieces []Piece) fn.Results {
+	var out fn.Results
+	for _, p := range pieces {
+		out = append(out, p.results...)
+	}
+	return out
+}
+
+// counting is a Stream whose pieces count changes and whose only result is
+// a summary of the total.
+func counting(apply func(items []*yaml.RNode) (int, error), summary func(n int) *fn.Result) *Stream {
+	return &Stream{
+		apply: func(items []*yaml.RNode) (Piece, error) {
+			n, err := apply(items)
+			return Piece{count: n}, err
+		},
+		finish: func(pieces []Piece) fn.Results { return fn.Results{summary(total(pieces))} },
+	}
+}
+
+// streamSetLabels is set-labels: the labels go into metadata.labels of
+// every resource except package-local config, and into the selectors and
+// templates kustomize's commonLabels field specs name, so selectors keep
+// matching their pods.
+func streamSetLabels(cfg *yaml.RNode) (*Stream, error) {
+	k := kindOf(cfg)
+	var (
+		want  map[string]string
+		extra types.FsSlice
+		err   error
+	)
+	switch {
+	case k.isConfigMap():
+		want, err = stringMap(cfg, "data")
+	case k.is("SetLabels"):
+		if want, err = stringMap(cfg, "labels"); err == nil {
+			extra, err = decodeFieldSpecs(cfg, "additionalLabelFields")
+		}
+	default:
+		return nil, fmt.Errorf("functionConfig: expected ConfigMap data or SetLabels labels, got kind %s", k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return constant(fn.Results{{Message: "no `labels` arguments are given in FunctionConfig", Severity: fn.Warning}}), nil
+	}
+	specs := append(labelFieldSpecs(), extra...)
+	return counting(
+		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, true) },
+		func(n int) *fn.Result {
+			return &fn.Result{Message: fmt.Sprintf("set %d labels in total", n), Severity: fn.Info}
+		}), nil
+}
+
+// streamSetAnnotations is set-annotations: like set-labels but for
+// metadata.annotations and pod template annotations, and, as in the
+// catalog, local config resources are annotated too.
+func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
+	k := kindOf(cfg)
+	var (
+		want  map[string]string
+		extra types.FsSlice
+		err   error
+	)
+	switch {
+	case k.isConfigMap():
+		want, err = stringMap(cfg, "data")
+	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
+		if want, err = stringMap(cfg, "annotations"); err != nil {
+			return nil, err
+		}
+		var legacy types.FsSlice
+		if extra, err = decodeFieldSpecs(cfg, "additionalAnnotationFields"); err != nil {
+			return nil, err
+		}
+		if legacy, err = decodeFieldSpecs(cfg, "fieldSpecs"); err != nil {
+			return nil, err
+		}
+		if extra != nil && legacy != nil {
+			return nil, errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalAnnotationFields`")
+		}
+		if extra == nil {
+			extra = legacy
+		}
+	default:
+		return nil, fmt.Errorf("functionConfig: expected ConfigMap data or SetAnnotations annotations, got kind %s", k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(want) == 0 {
+		return nil, errors.New("functionConfig: input annotation list cannot be empty")
+	}
+	specs := append(annotationFieldSpecs(), extra...)
+	return counting(
+		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, false) },
+		func(n int) *fn.Result {
+			return &fn.Result{Message: fmt.Sprintf("set %d annotations in total", n), Severity: fn.Info}
+		}), nil
+}
+
+// streamSetImage is set-image: every container image whose name (without
+// tag or digest) equals image.name gets the new name, tag or digest.
+func streamSetImage(cfg *yaml.RNode) (*Stream, error) {
+	img, extra, err := imageConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	specs := append(imageFieldSpecs(), extra...)
+	notCRD := func(it *yaml.RNode) bool { return it.GetKind() == "CustomResourceDefinition" }
+	apply := func(items []*yaml.RNode) (int, error) {
+		count := 0
+		set := func(v *yaml.Node) error {
+			if v.Kind != yaml.ScalarNode {
+				return nil
+			}
+			name, tag, digest := splitImage(v.Value)
+			if name != img.Name {
+				return nil
+			}
+			if img.NewName != "" {
+				name = img.NewName
+			}
+			switch {
+			case img.NewTag != "":
+				tag, digest = ":"+img.NewTag, ""
+			case img.Digest != "":
+				tag, digest = "", "@"+img.Digest
+			}
+			if nv := name + tag + digest; nv != v.Value {
+				setString(v, nv)
+				count++
+			}
+			return nil
+		}
+		err := applyFieldSpecs(items, specs, 0, notCRD, set)
+		return count, err
+	}
+	return counting(apply, func(n int) *fn.Result {
+		return &fn.Result{Message: fmt.Sprintf("summary: updated a total of %d image(s)", n), Severity: fn.Info}
+	}), nil
+}
+
+// streamSearchReplace is search-replace (see searchReplace.apply); each
+// piece matches on its own copy of the configuration.
+func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
+	tmpl, err := searchReplaceConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	apply := func(items []*yaml.RNode) (Piece, error) {
+		sr := *tmpl // each piece counts and reports on its own copy
+		sr.results, sr.count = nil, 0
+		if err := sr.apply(items); err != nil {
+			return Piece{}, err
+		}
+		return Piece{results: sr.results, count: sr.count}, nil
+	}
+	finish := func(pieces []Piece) fn.Results {
+		found := findings(pieces)
+		if len(found) == 0 {
+			return fn.Results{{Message: "no matches", Severity: fn.Info}}
+		}
+		action := "Matched"
+		if tmpl.mutate {
+			action = "Mutated"
+		}
+		return append(found, &fn.Result{Message: fmt.Sprintf("%s %d field(s)", action, total(pieces)), Severity: fn.Info})
+	}
+	return &Stream{apply: apply, finish: finish}, nil
+}
+
+// streamApplySetters mirrors the catalog's apply-setters main package,
+// which is not importable, around its importable applysetters filter.
+func streamApplySetters(cfg *yaml.RNode) (*Stream, error) {
+	var tmpl applysetters.ApplySetters
+	if cfg != nil {
+		applysetters.Decode(cfg, &tmpl)
+	}
+	// Decode ranges over a map; sort so results come out in a stable order.
+	sort.Slice(tmpl.Setters, func(i, j int) bool { return tmpl.Setters[i].Name < tmpl.Setters[j].Name })
+	apply := func(items []*yaml.RNode) (Piece, error) {
+		as := applysetters.ApplySetters{Setters: tmpl.Setters} // the filter appends to its Results
+		// The catalog's filter walks every node of every resource looking
+		// for "# kpt-set: " line comments; resources without one cannot change.
+		var tagged []*yaml.RNode
+		for _, n := range items {
+			if hasLineComment(n.YNode(), "kpt-set:") {
+				tagged = append(tagged, n)
+			}
+		}
+		if len(tagged) == 0 {
+			return Piece{}, nil
+		}
+		if _, err := as.Filter(tagged); err != nil {
+			return Piece{}, fmt.Errorf("failed to apply setters: %w", err)
+		}
+		var p Piece
+		for _, r := range as.Results {
+			p.results = append(p.results, &fn.Result{
+				Message:  fmt.Sprintf("set field value to %q", r.Value),
+				Severity: fn.Info,
+				Field:    &fn.Field{Path: r.FieldPath},
+				File:     &fn.File{Path: r.FilePath},
+			})
+		}
+		return p, nil
+	}
+	finish := func(pieces []Piece) fn.Results {
+		found := findings(pieces)
+		if len(found) == 0 {
+			return fn.Results{{Message: "no matches for input setter(s)", Severity: fn.Info}}
+		}
+		return found
+	}
+	return &Stream{apply: apply, finish: finish}, nil
+}
+
+// streamSetNamespace is the catalog's set-namespace Transform (run on the
+// whole list by Process, through the catalog's Run) split into the
+// catalog's own exported steps: WalkAndReplace per piece, the summary once.
+// It streams only without a namespaceMatcher (whose per-resource notes
+// the catalog orders cluster-scoped resources first across the whole
+// list) and only for pieces without depends-on annotations (rewritten
+// only if the resource they name is in the list).
+func streamSetNamespace(cfg *yaml.RNode) (*Stream, error) {
+	if cfg == nil {
+		return nil, errors.New("set-namespace needs a functionConfig")
+	}
+	var sn setnamespace.SetNamespace
+	if err := sn.Config(fn.CopyToKubeObject(cfg)); err != nil {
+		return nil, err
+	}
+	if sn.NamespaceMatcher != "" {
+		return nil, errors.New("namespaceMatcher: the catalog reports matches across the whole list")
+	}
+	newNs := sn.NewNamespace
+	apply := func(items []*yaml.RNode) (Piece, error) {
+		objects := make(fn.KubeObjects, 0, len(items))
+		for _, it := range items {
+			if strings.Contains(it.GetAnnotations(dependsOnAnnotation)[dependsOnAnnotation], "/namespaces/") {
+				return Piece{}, ErrNotStreamable
+			}
+		}
+		for _, it := range items {
+			objects = append(objects, fn.MoveToKubeObject(it))
+		}
+		defer func() {
+			// Give every item its node back: the SDK moved it out.
+			for i, o := range objects {
+				*items[i] = *o.MoveToResourceNode()
+			}
+		}()
+		local := objects.WhereNot(func(o *fn.KubeObject) bool { return o.IsLocalConfig() })
+		results, count, old := setnamespace.WalkAndReplace(local, newNs)
+		return Piece{results: results, count: count, names: old}, nil
+	}
+	finish := func(pieces []Piece) fn.Results {
+		seen := map[string]bool{}
+		var old []string
+		for _, p := range pieces {
+			for _, n := range p.names {
+				if !seen[n] {
+					seen[n] = true
+					old = append(old, n)
+				}
+			}
+		}
+		sort.Strings(old)
+		results := setnamespace.AddSummaryResult(findings(pieces), total(pieces), newNs, old...)
+		return setnamespace.AddAnnotationResult(results, 0, newNs)
+	}
+	return &Stream{apply: apply, finish: finish}, nil
+}
