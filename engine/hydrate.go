@@ -51,6 +51,8 @@ type hydrator struct {
 	// its resources as read, so unchanged files are not rewritten.
 	before map[string][]uint64
 	seed   maphash.Seed
+	// tree is the package when fsys is nil (streamRender).
+	tree Tree
 }
 
 // fastRender renders in with the hydrator when every pipeline qualifies;
@@ -262,6 +264,27 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 	if err != nil {
 		return nil, err
 	}
+	return h.step(dir, f, input, mutator, func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
+		output, results, runErr := b.Process(selected, config)
+		res := fnresult.Result{Image: image}
+		if len(results) > 0 {
+			if items, err := toFrameworkResults(results); err == nil {
+				res.Results = items
+			}
+		}
+		if runErr != nil {
+			res.ExitCode = 1
+		}
+		h.results.Items = append(h.results.Items, res)
+		return output, runErr
+	})
+}
+
+// step is kpt's FunctionRunner around process, the function itself:
+// selection, validators on copies, the outputs tied to the package,
+// kpt's checks on the output, and the selected resources' output merged
+// back in place.
+func (h *hydrator) step(dir string, f kptfilev1.Function, input []*yaml.RNode, mutator bool, process func(selected []*yaml.RNode) ([]*yaml.RNode, error)) ([]*yaml.RNode, error) {
 	selecting := len(f.Selectors) > 0 || len(f.Exclusions) > 0
 	if selecting && mutator {
 		setResourceIDs(input)
@@ -274,19 +297,10 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 		}
 		selected = clone
 	}
-	output, results, runErr := b.Process(selected, config)
-	res := fnresult.Result{Image: image}
-	if len(results) > 0 {
-		if items, err := toFrameworkResults(results); err == nil {
-			res.Results = items
-		}
+	output, err := process(selected)
+	if err != nil {
+		return nil, err
 	}
-	if runErr != nil {
-		res.ExitCode = 1
-		h.results.Items = append(h.results.Items, res)
-		return nil, runErr
-	}
-	h.results.Items = append(h.results.Items, res)
 	for _, n := range output {
 		if annotation(n, pkgPathAnnotation) == "" {
 			if err := n.PipeE(yaml.SetAnnotation(pkgPathAnnotation, h.abs(dir))); err != nil {
@@ -332,7 +346,7 @@ func (h *hydrator) config(dir string, f kptfilev1.Function, input []*yaml.RNode)
 				return c, nil
 			}
 		}
-		b, err := h.fsys.ReadFile(filepath.Join(h.abs(dir), f.ConfigPath))
+		b, err := h.readFile(dir, f.ConfigPath)
 		if err != nil {
 			return nil, fmt.Errorf("missing function config %q", f.ConfigPath)
 		}
@@ -353,6 +367,19 @@ func (h *hydrator) config(dir string, f kptfilev1.Function, input []*yaml.RNode)
 		return cm, nil
 	}
 	return nil, nil
+}
+
+// readFile reads a file of the package at dir: from the tree when the
+// hydrator streams (it has no file system), else from the file system.
+func (h *hydrator) readFile(dir, name string) ([]byte, error) {
+	if h.fsys == nil {
+		b, ok := h.tree[path.Join(dir, filepath.ToSlash(name))]
+		if !ok {
+			return nil, os.ErrNotExist
+		}
+		return b, nil
+	}
+	return h.fsys.ReadFile(filepath.Join(h.abs(dir), name))
 }
 
 // toFrameworkResults converts the SDK's results to kpt's result type; the

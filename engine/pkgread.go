@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -73,35 +74,11 @@ func readPackageFiles(r kio.LocalPackageReader, hook fileHook) ([]packageFile, e
 	if r.PackagePath == "" {
 		return whole() // kio's error
 	}
-	globs := r.MatchFilesGlob
-	if len(globs) == 0 {
-		globs = kio.DefaultMatch
-	}
-	dir, file, err := r.FileSystem.CleanedAbs(filepath.ToSlash(r.PackagePath))
+	root, rels, err := listPackageFiles(r)
 	if err != nil {
-		return whole()
-	}
-	root := filepath.Join(string(dir), file)
-	if !r.FileSystem.IsDir(root) {
-		return whole() // a single file (or none): nothing to spread
-	}
-	var rels []string
-	skip := r.FileSkipFunc
-	lister := r
-	lister.SetAnnotations = nil
-	lister.FileSkipFunc = func(rel string) bool {
-		if skip != nil && skip(rel) {
-			return true
+		if errors.Is(err, errNotADir) {
+			return whole() // a single file (or none): nothing to spread
 		}
-		for _, g := range globs {
-			if ok, _ := filepath.Match(g, filepath.Base(rel)); ok {
-				rels = append(rels, rel)
-				break
-			}
-		}
-		return true
-	}
-	if _, err := lister.Read(); err != nil {
 		return nil, err
 	}
 	files := make([]packageFile, len(rels))
@@ -132,6 +109,46 @@ func readPackageFiles(r kio.LocalPackageReader, hook fileHook) ([]packageFile, e
 		}
 	}
 	return files, nil
+}
+
+// errNotADir: the reader's path is not a directory of the file system.
+var errNotADir = errors.New("package path is not a directory")
+
+// listPackageFiles lists the files r reads, in r's order, relative to
+// root, without reading them: kio's own walk (subpackages, hidden files
+// and r's skip function as kio handles them) with every file skipped.
+func listPackageFiles(r kio.LocalPackageReader) (root string, rels []string, err error) {
+	globs := r.MatchFilesGlob
+	if len(globs) == 0 {
+		globs = kio.DefaultMatch
+	}
+	dir, file, err := r.FileSystem.CleanedAbs(filepath.ToSlash(r.PackagePath))
+	if err != nil {
+		return "", nil, errNotADir
+	}
+	root = filepath.Join(string(dir), file)
+	if !r.FileSystem.IsDir(root) {
+		return "", nil, errNotADir
+	}
+	skip := r.FileSkipFunc
+	lister := r
+	lister.SetAnnotations = nil
+	lister.FileSkipFunc = func(rel string) bool {
+		if skip != nil && skip(rel) {
+			return true
+		}
+		for _, g := range globs {
+			if ok, _ := filepath.Match(g, filepath.Base(rel)); ok {
+				rels = append(rels, rel)
+				break
+			}
+		}
+		return true
+	}
+	if _, err := lister.Read(); err != nil {
+		return "", nil, err
+	}
+	return root, rels, nil
 }
 
 // parseFile parses one file of the package as r's reader would.

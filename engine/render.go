@@ -39,6 +39,8 @@ type RenderOptions struct {
 
 	// kptOnly skips the in-process hydrator (tests compare the two).
 	kptOnly bool
+	// wholeList skips the streamed render (tests compare the two).
+	wholeList bool
 }
 
 // RenderResult is the outcome of a render.
@@ -58,15 +60,26 @@ type RenderResult struct {
 // anything else runs in kpt's own renderer, fed by kptbot's function
 // runtimes. The input tree is not modified.
 func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult, error) {
-	const root = "/pkg"
-	fsys, err := in.memFS(root)
-	if err != nil {
-		return nil, err
-	}
 	if _, ok := in[KptfileName]; !ok {
 		return nil, fmt.Errorf("no Kptfile at the package root: not a kpt package")
 	}
 	if _, err := DecodeKptfile(KptfileName, in[KptfileName]); err != nil {
+		return nil, err
+	}
+	if !opts.kptOnly && !opts.wholeList {
+		out, results, ok, err := streamRender(ctx, in, opts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res := &RenderResult{Results: results, Tree: out}
+			res.Added, res.Removed, res.Modified = in.Changes(out)
+			return res, nil
+		}
+	}
+	const root = "/pkg"
+	fsys, err := in.memFS(root)
+	if err != nil {
 		return nil, err
 	}
 	var results *fnresult.ResultList

@@ -68,6 +68,10 @@ func (f *Function) Stream(functionConfig *yaml.RNode) (s *Stream, ok bool) {
 	return s, true
 }
 
+// Streams reports whether f can run piece by piece with some
+// configuration (Stream says for a given one).
+func (f *Function) Streams() bool { return f != nil && f.stream != nil }
+
 // streamer prepares a Stream from a function config; an error is a bad
 // configuration, reported by Process as the function's failure.
 type streamer func(cfg *yaml.RNode) (*Stream, error)

@@ -1,0 +1,386 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/kptbot/kptbot/engine/builtins"
+	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// errFallBack stops a streamed render: the package needs the hydrator's
+// whole-list render (which also reports any error exactly as kpt does).
+var errFallBack = errors.New("render needs the whole package in memory")
+
+// streamRender renders a package whose pipelines are made only of
+// built-ins that change each resource on its own (builtins.Stream:
+// set-namespace, set-labels, set-annotations, set-image, search-replace,
+// apply-setters: the usual kpt blueprint pipeline) one file at a time, on
+// all CPUs, so the package's parsed trees never sit in memory together:
+// memory is the package's bytes in and out plus a file's trees per CPU,
+// where the whole-list render holds ~45x the package in yaml.v3 nodes.
+//
+// Each file goes through its package's pipeline and then each enclosing
+// package's, which is what the hydrator does to it (subpackages first,
+// every function seeing each resource on its own); function configs read
+// from the pipeline's input (configPath) are taken first, by running the
+// packages' config files through their pipelines; each function's
+// results are the pieces' results in package order plus one summary. ok
+// is false, and nothing is written, when the package needs the whole-list
+// render: a function that relates resources, a file the fast reader or
+// writer does not handle, a function that moves a resource to another
+// file, or any failure (the whole-list render then reports it exactly).
+// TestStreamRenderMatchesHydrator holds the two to the same bytes and
+// results.
+func streamRender(ctx context.Context, in Tree, opts RenderOptions) (out Tree, results *fnresult.ResultList, ok bool, err error) {
+	s, ok := newStreamRender(in, opts)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	out, results, err = s.render(ctx)
+	if errors.Is(err, errFallBack) {
+		return nil, nil, false, nil
+	}
+	return out, results, err == nil || ctx.Err() != nil, err
+}
+
+// streamFile is one file of the package tree, in render order.
+type streamFile struct {
+	pkg string // package directory, relative to the root
+	rel string // path relative to pkg
+}
+
+// streamStep is one function of a package's pipeline, prepared.
+type streamStep struct {
+	fn     kptfilev1.Function
+	image  string
+	stream *builtins.Stream
+	pieces []builtins.Piece // per file, by render order
+}
+
+type streamRenderer struct {
+	h      *hydrator
+	pkgs   map[string]*kptfilev1.KptFile
+	files  []streamFile
+	order  []string // packages, in hydration order (subpackages first)
+	parent map[string]string
+	steps  map[string][2][]*streamStep // per package: mutators, validators
+}
+
+func newStreamRender(in Tree, opts RenderOptions) (*streamRenderer, bool) {
+	prefix := opts.ImagePrefix
+	if prefix == "" {
+		prefix = DefaultImagePrefix
+	}
+	h := &hydrator{root: "/pkg", prefix: strings.TrimSuffix(prefix, "/"), fns: map[string]*builtins.Function{}, seed: maphash.MakeSeed(), tree: in}
+	pkgs, ok := h.qualify(in)
+	if !ok {
+		return nil, false
+	}
+	for _, b := range h.fns {
+		if !b.Streams() {
+			return nil, false
+		}
+	}
+	s := &streamRenderer{h: h, pkgs: pkgs, parent: map[string]string{}, steps: map[string][2][]*streamStep{}}
+	var walk func(dir string)
+	walk = func(dir string) {
+		for _, sub := range subpackagesOf(dir, pkgs) {
+			s.parent[sub] = dir
+			walk(sub)
+		}
+		s.order = append(s.order, dir)
+	}
+	walk(".")
+	return s, true
+}
+
+func (s *streamRenderer) render(ctx context.Context) (Tree, *fnresult.ResultList, error) {
+	if err := s.list(); err != nil {
+		return nil, nil, err
+	}
+	for _, dir := range s.order {
+		if err := s.prepare(dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	outs := make([][]byte, len(s.files))
+	errs := make([]error, len(s.files))
+	var failed atomic.Bool
+	forEachParallel(len(s.files), func(i int) {
+		if failed.Load() || ctx.Err() != nil {
+			return
+		}
+		if outs[i], errs[i] = s.renderFile(i); errs[i] != nil {
+			failed.Store(true)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, errFallBack
+		}
+	}
+	results := fnresult.NewResultList()
+	for _, dir := range s.order {
+		for _, steps := range s.steps[dir] {
+			for _, st := range steps {
+				res := fnresult.Result{Image: st.image}
+				found := st.stream.Finish(st.pieces)
+				for _, r := range found {
+					if r != nil && r.Severity == sdk.Error {
+						return nil, nil, errFallBack
+					}
+				}
+				if len(found) > 0 {
+					if items, err := toFrameworkResults(found); err == nil {
+						res.Results = items
+					}
+				}
+				results.Items = append(results.Items, res)
+			}
+		}
+	}
+	out := make(Tree, len(s.h.tree))
+	for p, b := range s.h.tree {
+		out[p] = b
+	}
+	for i, b := range outs {
+		if b != nil {
+			out[path.Join(s.files[i].pkg, s.files[i].rel)] = b
+		}
+	}
+	return out, results, nil
+}
+
+// reader is the package reader the hydrator reads dir with.
+func (s *streamRenderer) reader(dir string, fsys filesys.FileSystem) kio.LocalPackageReader {
+	return kio.LocalPackageReader{
+		PackagePath:       s.h.abs(dir),
+		PackageFileName:   KptfileName,
+		MatchFilesGlob:    matchAllKRM,
+		PreserveSeqIndent: true,
+		SetAnnotations:    map[string]string{pkgPathAnnotation: s.h.abs(dir)},
+		WrapBareSeqNode:   true,
+		FileSystem:        filesys.FileSystemOrOnDisk{FileSystem: fsys},
+	}
+}
+
+// list finds every package's files, in the order the hydrator reads them,
+// through kio's own walk over a file system of empty files (names only).
+func (s *streamRenderer) list() error {
+	names := filesys.MakeFsInMemory()
+	for p := range s.h.tree {
+		full := path.Join(s.h.root, p)
+		if err := names.MkdirAll(path.Dir(full)); err != nil {
+			return errFallBack
+		}
+		if err := names.WriteFile(full, nil); err != nil {
+			return errFallBack
+		}
+	}
+	for _, dir := range s.order {
+		_, rels, err := listPackageFiles(s.reader(dir, names))
+		if err != nil {
+			return errFallBack
+		}
+		for _, rel := range rels {
+			s.files = append(s.files, streamFile{pkg: dir, rel: filepath.ToSlash(rel)})
+		}
+	}
+	return nil
+}
+
+// parse reads file i as the hydrator's reader does.
+func (s *streamRenderer) parse(i int) ([]*yaml.RNode, error) {
+	f := s.files[i]
+	nodes, err := parseFile(s.reader(f.pkg, nil), f.rel, s.h.tree[path.Join(f.pkg, f.rel)])
+	if err != nil {
+		return nil, errFallBack
+	}
+	return nodes, nil
+}
+
+// prepare configures dir's functions. Mutators whose configPath names a
+// resource of the package get it as the pipeline's earlier functions left
+// it: the package's config files run through the pipeline first.
+func (s *streamRenderer) prepare(dir string) error {
+	kf := s.pkgs[dir]
+	var steps [2][]*streamStep
+	if kf.Pipeline == nil {
+		s.steps[dir] = steps
+		return nil
+	}
+	configs := map[string]bool{}
+	for _, f := range kf.Pipeline.Mutators {
+		if f.ConfigPath != "" {
+			configs[path.Clean(filepath.ToSlash(f.ConfigPath))] = true
+		}
+	}
+	var chunk []*yaml.RNode
+	for i, f := range s.files {
+		if f.pkg == dir && configs[f.rel] {
+			nodes, err := s.parse(i)
+			if err != nil {
+				return err
+			}
+			chunk = append(chunk, nodes...)
+		}
+	}
+	for _, mutator := range []bool{true, false} {
+		fns := kf.Pipeline.Mutators
+		if !mutator {
+			fns = kf.Pipeline.Validators
+		}
+		for _, f := range fns {
+			if err := areKRM(chunk); err != nil {
+				return errFallBack
+			}
+			var source []*yaml.RNode
+			if mutator {
+				source = chunk
+			}
+			config, err := s.h.config(dir, f, source)
+			if err != nil {
+				return errFallBack
+			}
+			image := s.h.resolve(f.Image)
+			stream, ok := s.h.fns[image].Stream(config)
+			if !ok {
+				return errFallBack
+			}
+			st := &streamStep{fn: f, image: image, stream: stream, pieces: make([]builtins.Piece, len(s.files))}
+			if mutator {
+				steps[0] = append(steps[0], st)
+				if chunk, err = s.h.step(dir, f, chunk, true, applier(st, -1)); err != nil {
+					return errFallBack
+				}
+			} else {
+				steps[1] = append(steps[1], st)
+			}
+		}
+	}
+	s.steps[dir] = steps
+	return nil
+}
+
+// applier runs st's stream on the selected resources of file i (or of
+// the config files, i < 0, whose pieces are not kept).
+func applier(st *streamStep, i int) func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
+	return func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
+		p, err := st.stream.Apply(selected)
+		if i >= 0 {
+			st.pieces[i] = p
+		}
+		return selected, err
+	}
+}
+
+// renderFile runs file i through its package's pipeline and each
+// enclosing package's, and returns its new bytes, or nil when what its
+// resources mean did not change (the file keeps its bytes).
+func (s *streamRenderer) renderFile(i int) ([]byte, error) {
+	nodes, err := s.parse(i)
+	if err != nil || len(nodes) == 0 {
+		return nil, err
+	}
+	f := s.files[i]
+	type place struct {
+		path, index string
+	}
+	before := make([]uint64, len(nodes))
+	places := make([]place, len(nodes))
+	for j, n := range nodes {
+		before[j] = fingerprint(s.h.seed, n.YNode())
+		places[j] = place{filePath(n), annotation(n, kioutil.IndexAnnotation)}
+	}
+	for dir := f.pkg; ; dir = s.parent[dir] {
+		steps := s.steps[dir]
+		if len(steps[0]) == 0 && len(steps[1]) == 0 {
+			if areKRM(nodes) != nil {
+				return nil, errFallBack
+			}
+		}
+		for k, mutator := range []bool{true, false} {
+			for _, st := range steps[k] {
+				if areKRM(nodes) != nil {
+					return nil, errFallBack
+				}
+				out, err := s.h.step(dir, st.fn, nodes, mutator, applier(st, i))
+				if err != nil {
+					return nil, errFallBack
+				}
+				nodes = out
+			}
+		}
+		if dir == "." {
+			break
+		}
+	}
+	// Every resource must still be where it was read: one that moved to
+	// another file or index would meet other files' resources.
+	if len(nodes) != len(places) {
+		return nil, errFallBack
+	}
+	for j, n := range nodes {
+		if (place{filePath(n), annotation(n, kioutil.IndexAnnotation)}) != places[j] || annotation(n, pkgPathAnnotation) != s.h.abs(f.pkg) {
+			return nil, errFallBack
+		}
+	}
+	return s.encode(f, nodes, before)
+}
+
+// encode writes a file's rendered resources as the hydrator's write does
+// (package-path annotation cleared), or
+// returns nil when they mean what they meant before.
+func (s *streamRenderer) encode(f streamFile, nodes []*yaml.RNode, before []uint64) ([]byte, error) {
+	// The path annotations need no root-relative form here (the
+	// hydrator's writer groups resources by them): encodeFile clears them.
+	for _, r := range nodes {
+		if err := r.PipeE(yaml.ClearAnnotation(pkgPathAnnotation)); err != nil {
+			return nil, errFallBack
+		}
+	}
+	sorted := append([]*yaml.RNode(nil), nodes...)
+	sort.SliceStable(sorted, func(i, j int) bool { return indexOf(sorted[i]) < indexOf(sorted[j]) })
+	same := true
+	for i, r := range sorted {
+		if fingerprint(s.h.seed, r.YNode()) != before[i] || indexOf(r) != i {
+			same = false
+			break
+		}
+	}
+	if same {
+		return nil, nil
+	}
+	for _, n := range nodes {
+		if !plainMetadata(n.YNode()) {
+			return nil, errFallBack
+		}
+	}
+	if !annotatedForWrite(nodes) {
+		return nil, errFallBack
+	}
+	if err := sortByIndex(nodes); err != nil {
+		return nil, errFallBack
+	}
+	b, err := encodeFile(nodes, []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation}) //nolint:staticcheck // kio clears both
+	if err != nil {
+		return nil, errFallBack
+	}
+	return b, nil
+}
