@@ -100,7 +100,9 @@ data:
 	return t
 }
 
-func benchRender(b *testing.B, n int) {
+func benchRender(b *testing.B, n int) { benchRenderWith(b, n, RenderOptions{}) }
+
+func benchRenderWith(b *testing.B, n int, opts RenderOptions) {
 	in := genPackage(n, 1)
 	ctx := context.Background()
 	size := 0
@@ -110,7 +112,7 @@ func benchRender(b *testing.B, n int) {
 	b.SetBytes(int64(size))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := RenderTree(ctx, in, RenderOptions{})
+		res, err := RenderTree(ctx, in, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -125,6 +127,13 @@ func BenchmarkRender1k(b *testing.B) { benchRender(b, 1000) }
 
 // BenchmarkRender10k renders 10,000 resources through 5 built-in functions.
 func BenchmarkRender10k(b *testing.B) { benchRender(b, 10000) }
+
+// BenchmarkRender10kWholeList is BenchmarkRender10k without the streamed
+// render: the hydrator with every resource in memory, which pipelines
+// with functions relating resources (apply-replacements, starlark) take.
+func BenchmarkRender10kWholeList(b *testing.B) {
+	benchRenderWith(b, 10000, RenderOptions{wholeList: true})
+}
 
 // treeFetcher serves fixed trees: origin at commit "origin", updated at any
 // other version. It isolates the merge from git.

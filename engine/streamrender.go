@@ -382,5 +382,7 @@ func (s *streamRenderer) encode(f streamFile, nodes []*yaml.RNode, before []uint
 	if err != nil {
 		return nil, errFallBack
 	}
-	return b, nil
+	// The encoder's buffer grew by doubling; every changed file is kept
+	// until the render ends, so keep only its bytes.
+	return append(make([]byte, 0, len(b)), b...), nil
 }

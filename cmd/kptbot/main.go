@@ -34,10 +34,10 @@ func quietKlog() {
 }
 
 // tuneGC lowers the garbage collector's growth target from 100% to 50%
-// unless the user set GOGC. Rendering and updating hold the package as
-// YAML node trees (~55x its size on disk) and churn through as much
-// again in garbage; at the default target the heap grows to twice what
-// is live. At 50% a 10,000-resource render peaks ~30% lower (345 -> 236
+// unless the user set GOGC. Updating, and rendering pipelines that cannot
+// stream, hold the package as YAML node trees (~45x its size on disk) and
+// churn through as much again in garbage; at the default target the heap
+// grows to twice what is live. At 50% a 10,000-resource render peaks ~30% lower (345 -> 236
 // MB RSS) in the same wall time on two cores (README: Performance).
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
