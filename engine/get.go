@@ -15,6 +15,8 @@ import (
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
+	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -248,16 +250,44 @@ func directSubpackages(dir string) ([]string, error) {
 }
 
 // addMergeComments adds kpt's "# kpt-merge: ns/name" comments and
-// upstream-identifier annotations to every resource of the package tree.
+// upstream-identifier annotations to every resource of the package tree,
+// as kpt's read-filter-write pass over the whole tree does, a file at a
+// time on all CPUs (kpt holds the whole tree's parsed resources).
 func addMergeComments(dir string) error {
-	rw := &kio.LocalPackageReadWriter{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true}
-	err := kio.Pipeline{
-		Inputs:  []kio.Reader{rw},
-		Filters: []kio.Filter{kio.FilterAll(&addmergecomment.AddMergeComment{})},
-		Outputs: []kio.Writer{rw},
-	}.Execute()
+	r := kio.LocalPackageReader{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true, FileSystem: filesys.FileSystemOrOnDisk{}}
+	root, rels, err := listPackageFiles(r)
+	if errors.Is(err, errNotADir) {
+		err = fmt.Errorf("%s is not a directory", dir)
+	}
 	if err != nil {
 		return fmt.Errorf("adding merge comments in %s: %w", dir, err)
+	}
+	errs := make([]error, len(rels))
+	forEachParallel(len(rels), func(i int) {
+		full := filepath.Join(root, rels[i])
+		content, err := os.ReadFile(full)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		nodes, err := parseFile(r, rels[i], content)
+		if err != nil {
+			errs[i] = kerrors.WrapPrefixf(err, "%s", full)
+			return
+		}
+		if len(nodes) == 0 {
+			return
+		}
+		if _, err := kio.FilterAll(&addmergecomment.AddMergeComment{}).Filter(nodes); err != nil {
+			errs[i] = err
+			return
+		}
+		errs[i] = writePackage(filesys.FileSystemOrOnDisk{}, root, nodes, nil)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("adding merge comments in %s: %w", dir, err)
+		}
 	}
 	return nil
 }

@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	goruntime "runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/kptbot/kptbot/engine/internal/mergewalk"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
@@ -122,7 +120,22 @@ func readPackageResources(dir, source string, reuse map[string]packageFile, fsys
 	if !exists(dir) {
 		return nil, nil
 	}
-	r := kio.LocalPackageReader{
+	files, err := readPackageFiles(mergeReader(dir, source, fsys), func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
+		var prev *packageFile
+		if p, ok := reuse[f.rel]; ok && f.rel != "" {
+			prev = &p
+		}
+		return readMergeFile(f, source, prev, parse)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// mergeReader is the reader of one tree of a merge.
+func mergeReader(dir, source string, fsys filesys.FileSystem) kio.LocalPackageReader {
+	return kio.LocalPackageReader{
 		PackagePath:       dir,
 		PackageFileName:   KptfileName,
 		SetAnnotations:    map[string]string{mergeSourceAnnotation: source},
@@ -130,24 +143,24 @@ func readPackageResources(dir, source string, reuse map[string]packageFile, fsys
 		WrapBareSeqNode:   true,
 		FileSystem:        filesys.FileSystemOrOnDisk{FileSystem: fsys},
 	}
-	files, err := readPackageFiles(r, func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
-		if prev, ok := reuse[f.rel]; ok && f.rel != "" && bytes.Equal(prev.content, f.content) {
-			if nodes, ok := copyResources(prev.nodes, source); ok {
-				f.nodes = nodes
-				return nil
-			}
+}
+
+// readMergeFile sets f's nodes: copies of prev's (the same file of an
+// earlier tree) when the bytes are equal, else parsed, with kpt's merge
+// comments.
+func readMergeFile(f *packageFile, source string, prev *packageFile, parse func() ([]*yaml.RNode, error)) error {
+	if prev != nil && bytes.Equal(prev.content, f.content) {
+		if nodes, ok := copyResources(prev.nodes, source); ok {
+			f.nodes = nodes
+			return nil
 		}
-		nodes, err := parse()
-		if err != nil {
-			return err
-		}
-		f.nodes = nodes
-		return addMergeCommentNodes(nodes)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading resources in %s: %w", dir, err)
 	}
-	return files, nil
+	nodes, err := parse()
+	if err != nil {
+		return err
+	}
+	f.nodes = nodes
+	return addMergeCommentNodes(nodes)
 }
 
 // addMergeCommentNodes adds kpt's merge comments to parsed resources. kpt adds
@@ -362,135 +375,6 @@ func slowMergeKey(n *yaml.RNode) (string, error) {
 	return strings.Join([]string{group, meta.Kind, ns, name, meta.Annotations[kioutil.PathAnnotation]}, "\x00"), nil
 }
 
-func mergeResources(localPath, updatedPath, originPath string, mem memTrees) ([]Conflict, error) {
-	tuples, err := collectTuples(localPath, updatedPath, originPath, mem)
-	if err != nil {
-		return nil, err
-	}
-	localFiles := map[string]bool{}
-	for _, t := range tuples {
-		if t.dest != nil {
-			localFiles[filePath(t.dest)] = true
-		}
-	}
-	seed := maphash.MakeSeed()
-	destPrints := filePrints(seed, tuples)
-	// Conflicts need the local version as it was before the merge; the
-	// walker may reuse its nodes.
-	bothChanged := map[int]*yaml.RNode{}
-	for i, t := range tuples {
-		if t.original == nil || t.updated == nil || t.dest == nil {
-			continue
-		}
-		o := fingerprint(seed, t.original.YNode())
-		if o != fingerprint(seed, t.dest.YNode()) && o != fingerprint(seed, t.updated.YNode()) {
-			bothChanged[i] = t.dest.Copy()
-		}
-	}
-	merged, err := mergeTuples(tuples, seed)
-	if err != nil {
-		return nil, err
-	}
-	var conflicts []Conflict
-	for i, local := range bothChanged {
-		if merged[i] == nil {
-			continue
-		}
-		t := tuples[i]
-		key, _ := mergeKey(t.original)
-		parts := strings.Split(key, "\x00")
-		id := parts[0] + "/" + parts[1] + "/" + parts[2] + "/" + parts[3]
-		conflicts = append(conflicts, tupleConflicts(filepath.ToSlash(parts[4]), id, t.original, local, t.updated, merged[i])...)
-	}
-	sortConflicts(conflicts)
-	var out []*yaml.RNode
-	for i, t := range tuples {
-		switch {
-		case t.original == nil && t.updated == nil && t.dest != nil:
-			out = append(out, t.dest)
-		case t.original == nil && t.updated != nil && t.dest == nil:
-			out = append(out, t.updated)
-		case t.updated == nil && t.dest == nil:
-		case t.original != nil && t.updated == nil:
-			if !sameResource(t.original, t.dest) {
-				out = append(out, t.dest)
-			}
-		case t.original != nil && t.dest == nil:
-		default:
-			if merged[i] != nil {
-				out = append(out, merged[i])
-			}
-		}
-	}
-	return conflicts, writeMerged(localPath, localFiles, unchangedFiles(seed, destPrints, out), out)
-}
-
-// collectTuples reads the three versions of a package's resources and
-// matches them by kpt's merge key, in kpt's order: originals first, then
-// what upstream added, then what the local package added.
-func collectTuples(localPath, updatedPath, originPath string, mem memTrees) ([]*mergeTuple, error) {
-	var tuples []*mergeTuple
-	index := map[string]*mergeTuple{}
-	var reuse map[string]packageFile
-	add := func(dir, source string, set func(*mergeTuple, *yaml.RNode) bool) error {
-		files, err := readPackageResources(dir, source, reuse, mem.fs(dir))
-		if err != nil {
-			return err
-		}
-		if reuse == nil {
-			reuse = make(map[string]packageFile, len(files))
-			for _, f := range files {
-				reuse[f.rel] = f
-			}
-		}
-		var nodes []*yaml.RNode
-		for _, f := range files {
-			nodes = append(nodes, f.nodes...)
-		}
-		keys, errs := mergeKeys(nodes)
-		for i, n := range nodes {
-			if errs[i] != nil {
-				return fmt.Errorf("%s: %w", dir, errs[i])
-			}
-			t, ok := index[keys[i]]
-			if !ok {
-				t = &mergeTuple{}
-				index[keys[i]] = t
-				tuples = append(tuples, t)
-			}
-			if !set(t, n) {
-				path := n.GetAnnotations()[kioutil.PathAnnotation]
-				return fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, source, path)
-			}
-		}
-		return nil
-	}
-	if err := add(originPath, "original", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.original == nil; t.original = n; return ok }); err != nil {
-		return nil, err
-	}
-	if err := add(updatedPath, "updated", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.updated == nil; t.updated = n; return ok }); err != nil {
-		return nil, err
-	}
-	if err := add(localPath, "dest", func(t *mergeTuple, n *yaml.RNode) bool { ok := t.dest == nil; t.dest = n; return ok }); err != nil {
-		return nil, err
-	}
-	return tuples, nil
-}
-
-// mergeKeys computes the resources' merge keys (or the error mergeKey
-// gave) on all CPUs, in chunks.
-func mergeKeys(nodes []*yaml.RNode) ([]string, []error) {
-	keys := make([]string, len(nodes))
-	errs := make([]error, len(nodes))
-	const chunk = 64
-	forEachParallel((len(nodes)+chunk-1)/chunk, func(c int) {
-		for i := c * chunk; i < len(nodes) && i < (c+1)*chunk; i++ {
-			keys[i], errs[i] = mergeKey(nodes[i])
-		}
-	})
-	return keys, errs
-}
-
 // writeMerged writes the merged resources into the package as kpt's
 // LocalPackageReadWriter does, deleting the files that held local resources
 // and hold none now, without re-reading the package first.
@@ -516,25 +400,6 @@ func writeMerged(localPath string, localFiles, unchanged map[string]bool, out []
 		}
 	}
 	return nil
-}
-
-// filePrints records, per local file, the fingerprints of its resources in
-// file order, as read.
-func filePrints(seed maphash.Seed, tuples []*mergeTuple) map[string][]uint64 {
-	byFile := map[string][]*yaml.RNode{}
-	for _, t := range tuples {
-		if t.dest != nil {
-			byFile[filePath(t.dest)] = append(byFile[filePath(t.dest)], t.dest)
-		}
-	}
-	out := map[string][]uint64{}
-	for p, ns := range byFile {
-		sort.SliceStable(ns, func(i, j int) bool { return indexOf(ns[i]) < indexOf(ns[j]) })
-		for _, n := range ns {
-			out[p] = append(out[p], fingerprint(seed, n.YNode()))
-		}
-	}
-	return out
 }
 
 // unchangedFiles lists the local files whose merged resources mean what
@@ -566,58 +431,23 @@ func unchangedFiles(seed maphash.Seed, before map[string][]uint64, out []*yaml.R
 }
 
 // mergeTuples runs kyaml's 3-way merge walker on every tuple present on
-// all three sides, spread over the CPUs: the walker costs about a
-// millisecond per resource, and tuples are independent.
-func mergeTuples(tuples []*mergeTuple, seed maphash.Seed) ([]*yaml.RNode, error) {
+// all three sides (the caller spreads files over the CPUs).
+func mergeTuples(tuples []*mergeTuple, seed maphash.Seed, schemas *mergewalk.SchemaCache) ([]*yaml.RNode, error) {
 	out := make([]*yaml.RNode, len(tuples))
-	errs := make([]error, len(tuples))
-	// A resource upstream did not touch (exactly: comments and styles
-	// included) merges to the local copy; only kyaml's bookkeeping
-	// annotations follow the walker's rule. Most resources of a typical
-	// update are such, and the walker costs ~1 ms each.
-	walked := make([]bool, len(tuples))
 	for i, t := range tuples {
-		if t.original != nil && t.updated != nil && t.dest != nil &&
-			exactFingerprint(seed, t.original.YNode()) == exactFingerprint(seed, t.updated.YNode()) {
+		if t.original == nil || t.updated == nil || t.dest == nil {
+			continue
+		}
+		// A resource upstream did not touch (exactly: comments and styles
+		// included) merges to the local copy; only kyaml's bookkeeping
+		// annotations follow the walker's rule. Most resources of a
+		// typical update are such, and the walker costs ~1 ms each.
+		if exactFingerprint(seed, t.original.YNode()) == exactFingerprint(seed, t.updated.YNode()) {
 			out[i] = keepLocal(t)
-			walked[i] = true
+			continue
 		}
-	}
-	// The first merge loads kyaml's OpenAPI schema; do it before fanning out.
-	schemas := &mergewalk.SchemaCache{}
-	first := -1
-	for i, t := range tuples {
-		if !walked[i] && t.original != nil && t.updated != nil && t.dest != nil {
-			if first < 0 {
-				first = i
-				out[i], errs[i] = walkMerge(t, schemas)
-			}
-		}
-	}
-	if first < 0 {
-		return out, nil
-	}
-	workers := goruntime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = walkMerge(tuples[i], schemas)
-			}
-		}()
-	}
-	for i, t := range tuples {
-		if i != first && !walked[i] && t.original != nil && t.updated != nil && t.dest != nil {
-			next <- i
-		}
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+		var err error
+		if out[i], err = walkMerge(t, schemas); err != nil {
 			return nil, err
 		}
 	}
