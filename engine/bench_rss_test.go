@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
 // maxRSSProgram runs its arguments as a command and prints the command's
@@ -50,33 +53,7 @@ func main() {
 // space's peak to the child at exec: every figure would be at least the
 // test binary's size.)
 func BenchmarkRenderPeakRSS(b *testing.B) {
-	if goruntime.GOOS != "linux" {
-		b.Skip("ru_maxrss is in kilobytes on Linux only")
-	}
-	bin := filepath.Join(b.TempDir(), "kptbot")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/kptbot")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Skipf("building the CLI: %v\n%s", err, out)
-	}
-	meter := filepath.Join(b.TempDir(), "maxrss")
-	src := filepath.Join(b.TempDir(), "maxrss.go")
-	if err := os.WriteFile(src, []byte(maxRSSProgram), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	if out, err := exec.Command("go", "build", "-o", meter, src).CombinedOutput(); err != nil {
-		b.Skipf("building the meter: %v\n%s", err, out)
-	}
-	peak := func(b *testing.B, args ...string) float64 {
-		out, err := exec.Command(meter, append([]string{bin}, args...)...).Output()
-		if err != nil {
-			b.Fatalf("kptbot %v: %v\n%s", args, err, out)
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-		if err != nil {
-			b.Fatalf("meter output %q: %v", out, err)
-		}
-		return kb / 1024
-	}
+	peak := rssMeter(b)
 	for _, n := range []struct {
 		name string
 		size int
@@ -111,6 +88,109 @@ func BenchmarkRenderPeakRSS(b *testing.B) {
 			b.ReportMetric(tiny, "tiny-MB")
 			b.ReportMetric((top-base)*1024*1024/float64(size), "share-x-pkg")
 			b.ReportMetric((top-tiny)*1024*1024/float64(size), "render-share-x-pkg")
+		})
+	}
+}
+
+// rssMeter builds the CLI from this tree and a small meter process, and
+// returns a function that runs `kptbot ARGS...` and reports its peak RSS
+// in MB.
+func rssMeter(b *testing.B) func(b *testing.B, args ...string) float64 {
+	if goruntime.GOOS != "linux" {
+		b.Skip("ru_maxrss is in kilobytes on Linux only")
+	}
+	bin := filepath.Join(b.TempDir(), "kptbot")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/kptbot")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Skipf("building the CLI: %v\n%s", err, out)
+	}
+	meter := filepath.Join(b.TempDir(), "maxrss")
+	src := filepath.Join(b.TempDir(), "maxrss.go")
+	if err := os.WriteFile(src, []byte(maxRSSProgram), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", meter, src).CombinedOutput(); err != nil {
+		b.Skipf("building the meter: %v\n%s", err, out)
+	}
+	return func(b *testing.B, args ...string) float64 {
+		out, err := exec.Command(meter, append([]string{bin}, args...)...).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			b.Fatalf("kptbot %v: %v\n%s%s", args, err, out, stderr)
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil {
+			b.Fatalf("meter output %q: %v", out, err)
+		}
+		return kb / 1024
+	}
+}
+
+// BenchmarkUpdatePeakRSS measures `kptbot pkg get` and `kptbot pkg
+// update` (resource-merge, every resource changed upstream) on the
+// generated packages, from a local git repository with tags pkg/v1 and
+// pkg/v2, as BenchmarkRenderPeakRSS measures render: get-peak-MB and
+// peak-MB (the update), baseline-MB (`kptbot version`), tiny-MB (the same
+// update of a 10-resource package: git, the Kptfile merge and kyaml's
+// OpenAPI schema, which every update and get loads, ~25 MB), and the
+// update's share of the package over each baseline.
+func BenchmarkUpdatePeakRSS(b *testing.B) {
+	gitfixture.RequireGit(b)
+	peak := rssMeter(b)
+	repo := func(b *testing.B, n int) string {
+		root := b.TempDir()
+		bare := filepath.Join(root, "up.git")
+		gitfixture.Git(b, root, "init", "-q", "--bare", "-b", "main", bare)
+		wt := gitfixture.WorkTree(b, bare)
+		for v, rep := range []int{1, 2} {
+			os.RemoveAll(filepath.Join(wt, "pkg"))
+			if err := genPackage(n, rep).Write(filepath.Join(wt, "pkg")); err != nil {
+				b.Fatal(err)
+			}
+			gitfixture.CommitAndTag(b, wt, fmt.Sprintf("v%d", v+1), fmt.Sprintf("pkg/v%d", v+1))
+		}
+		return "file://" + bare + "/pkg"
+	}
+	tinyRepo := repo(b, 10)
+	for _, n := range []struct {
+		name string
+		size int
+	}{{"1k", 1000}, {"10k", 10000}} {
+		b.Run(n.name, func(b *testing.B) {
+			size := 0
+			for _, c := range genPackage(n.size, 1) {
+				size += len(c)
+			}
+			url := repo(b, n.size)
+			// update wants the package committed, as kpt does
+			work := b.TempDir()
+			gitfixture.Git(b, work, "init", "-q")
+			commit := func() {
+				gitfixture.Git(b, work, "add", "-A")
+				gitfixture.Git(b, work, "-c", "user.email=bench@example.com", "-c", "user.name=bench", "commit", "-q", "-m", "get")
+			}
+			var top, get float64
+			base, tiny := 1e9, 1e9
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dir, tinyDir := filepath.Join(work, fmt.Sprint("pkg", i)), filepath.Join(work, fmt.Sprint("tiny", i))
+				base = min(base, peak(b, "version"))
+				peak(b, "pkg", "get", tinyRepo+"@v1", tinyDir)
+				get = max(get, peak(b, "pkg", "get", url+"@v1", dir))
+				commit()
+				tiny = min(tiny, peak(b, "pkg", "update", tinyDir+"@v2"))
+				b.StartTimer()
+				top = max(top, peak(b, "pkg", "update", dir+"@v2"))
+			}
+			b.ReportMetric(get, "get-peak-MB")
+			b.ReportMetric(top, "peak-MB")
+			b.ReportMetric(base, "baseline-MB")
+			b.ReportMetric(tiny, "tiny-MB")
+			b.ReportMetric((top-base)*1024*1024/float64(size), "share-x-pkg")
+			b.ReportMetric((top-tiny)*1024*1024/float64(size), "update-share-x-pkg")
 		})
 	}
 }
