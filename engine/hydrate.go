@@ -290,6 +290,19 @@ func (h *hydrator) step(dir string, f kptfilev1.Function, input []*yaml.RNode, m
 		setResourceIDs(input)
 	}
 	selected := selectInput(input, f.Selectors, f.Exclusions)
+	// Which resources were selected is read now: a function may leave the
+	// nodes it was given changed or emptied.
+	var inputIDs []string
+	selectedIDs := map[string]bool{}
+	if selecting && mutator {
+		inputIDs = make([]string, len(input))
+		for i, n := range input {
+			inputIDs[i] = annotation(n, resourceIDAnnotation)
+		}
+		for _, n := range selected {
+			selectedIDs[annotation(n, resourceIDAnnotation)] = true
+		}
+	}
 	if !mutator {
 		clone := make([]*yaml.RNode, len(selected))
 		for i, n := range selected {
@@ -318,7 +331,7 @@ func (h *hydrator) step(dir string, f kptfilev1.Function, input []*yaml.RNode, m
 		return input, nil
 	}
 	if selecting {
-		output = mergeWithInput(output, selected, input)
+		output = mergeWithInput(output, selectedIDs, inputIDs, input)
 		for _, n := range output {
 			_ = n.PipeE(yaml.ClearAnnotation(resourceIDAnnotation))
 		}

@@ -100,12 +100,11 @@ func selectorMatches(n *yaml.RNode, s kptfilev1.Selector) bool {
 // mergeWithInput is kpt's MergeWithInput: unselected resources stay where
 // they were, selected ones are replaced by the function's version (or
 // dropped if it deleted them), and resources the function created follow.
-func mergeWithInput(output, selected, input []*yaml.RNode) []*yaml.RNode {
+// selected and inputIDs are the resource IDs as they were before the
+// function ran.
+func mergeWithInput(output []*yaml.RNode, selected map[string]bool, inputIDs []string, input []*yaml.RNode) []*yaml.RNode {
 	id := func(n *yaml.RNode) string { return annotation(n, resourceIDAnnotation) }
-	inSelected, outByID := map[string]bool{}, map[string]*yaml.RNode{}
-	for _, n := range selected {
-		inSelected[id(n)] = true
-	}
+	outByID := map[string]*yaml.RNode{}
 	for _, n := range output {
 		if k := id(n); k != "" {
 			if _, dup := outByID[k]; !dup {
@@ -114,9 +113,9 @@ func mergeWithInput(output, selected, input []*yaml.RNode) []*yaml.RNode {
 		}
 	}
 	var result []*yaml.RNode
-	for _, n := range input {
-		k := id(n)
-		if !inSelected[k] {
+	for i, n := range input {
+		k := inputIDs[i]
+		if !selected[k] {
 			result = append(result, n)
 			continue
 		}

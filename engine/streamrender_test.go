@@ -2,7 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"math/rand"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -248,4 +253,153 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamRenderRandom compares the streamed and the whole-list render
+// on random packages: subpackages, files of several resources, pipelines
+// of random per-resource built-ins configured inline or from a (possibly
+// edited) resource of the package, selectors, exclusions and validators.
+// Whatever the whole-list render does, the streamed one must do the same
+// or decline.
+func TestStreamRenderRandom(t *testing.T) {
+	t.Parallel()
+	streamed := 0
+	for seed := int64(1); seed <= 150; seed++ {
+		in := randomPackage(rand.New(rand.NewSource(seed)))
+		ctx := context.Background()
+		out, results, ok, err := streamRender(ctx, in, RenderOptions{})
+		if err != nil {
+			t.Fatalf("seed %d: streamRender: %v", seed, err)
+		}
+		if !ok {
+			continue
+		}
+		streamed++
+		whole, werr := RenderTree(ctx, in, RenderOptions{wholeList: true})
+		if werr != nil {
+			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
+		}
+		for _, p := range unionPaths(whole.Tree, out) {
+			if string(whole.Tree[p]) != string(out[p]) {
+				t.Fatalf("seed %d: %s differs (-whole +streamed):\n%s", seed, p, cmp.Diff(string(whole.Tree[p]), string(out[p])))
+			}
+		}
+		if diff := cmp.Diff(whole.Results, results); diff != "" {
+			t.Fatalf("seed %d: results differ (-whole +streamed):\n%s", seed, diff)
+		}
+	}
+	if streamed < 100 {
+		t.Errorf("only %d of 150 random packages streamed", streamed)
+	}
+}
+
+// TestRenderRandomMatchesKpt holds kptbot's render, streamed and
+// whole-list, to kpt's own renderer on random packages: same bytes, same
+// number of function runs, same failure. (It found that a selection run
+// through a catalog function lost the selected resources.)
+func TestRenderRandomMatchesKpt(t *testing.T) {
+	t.Parallel()
+	for seed := int64(1); seed <= 60; seed++ {
+		in := randomPackage(rand.New(rand.NewSource(seed)))
+		ctx := context.Background()
+		kpt, kerr := RenderTree(ctx, in, RenderOptions{kptOnly: true})
+		for _, opts := range []RenderOptions{{}, {wholeList: true}} {
+			fast, ferr := RenderTree(ctx, in, opts)
+			if (ferr == nil) != (kerr == nil) {
+				t.Fatalf("seed %d, %+v: kptbot error %v, kpt error %v", seed, opts, ferr, kerr)
+			}
+			if ferr != nil {
+				continue
+			}
+			for _, p := range unionPaths(fast.Tree, kpt.Tree) {
+				if string(fast.Tree[p]) != string(kpt.Tree[p]) {
+					t.Fatalf("seed %d, %+v: %s differs (-kpt +kptbot):\n%s", seed, opts, p, cmp.Diff(string(kpt.Tree[p]), string(fast.Tree[p])))
+				}
+			}
+			if len(fast.Results.Items) != len(kpt.Results.Items) {
+				t.Fatalf("seed %d, %+v: kptbot ran %d functions, kpt %d", seed, opts, len(fast.Results.Items), len(kpt.Results.Items))
+			}
+		}
+	}
+}
+
+// randomPackage builds a package tree for the random render tests.
+func randomPackage(r *rand.Rand) Tree {
+	pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
+	t := Tree{}
+	dirs := []string{"."}
+	for _, d := range []string{"sub", "sub/deeper", "other"} {
+		if r.Intn(2) == 0 && (d != "sub/deeper" || slices.Contains(dirs, "sub")) {
+			dirs = append(dirs, d)
+		}
+	}
+	resource := func(i int) string {
+		ns := pick("", "  namespace: dev\n", "  namespace: legacy\n")
+		switch r.Intn(5) {
+		case 0:
+			return fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-%d # app\n%s  labels:\n    tier: silver # kpt-set: ${tier}\nspec:\n  replicas: 1 # kpt-set: ${replicas}\n  selector:\n    matchLabels:\n      app: a\n  template:\n    metadata:\n      labels:\n        app: a\n    spec:\n      containers:\n        - name: web\n          image: %s\n", i, ns, pick("nginx:1.25", "redis:6", "nginx"))
+		case 1:
+			return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-%d\n%sspec:\n  selector:\n    app: a\n  ports:\n    - port: 80\n", i, ns)
+		case 2:
+			return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-%d\n", i)
+		case 3:
+			return fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: rb-%d\n%ssubjects:\n  - kind: ServiceAccount\n    name: sa\n    namespace: dev\nroleRef:\n  kind: Role\n  name: r\n  apiGroup: rbac.authorization.k8s.io\n", i, ns)
+		default:
+			return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n%sdata:\n  team: %s\n  image: nginx:1.25\n", i, ns, pick("web-team", "ops", "data"))
+		}
+	}
+	function := func(dir string, n int) string {
+		cfgFile := fmt.Sprintf("fn-config-%d.yaml", n)
+		var image, data string
+		switch r.Intn(6) {
+		case 0:
+			image, data = "set-labels:v0.2", fmt.Sprintf("  team: %s\n", pick("web", "ops"))
+		case 1:
+			image, data = "set-annotations:v0.1", "  owner: platform\n"
+		case 2:
+			image, data = "set-image:v0.1", fmt.Sprintf("  name: nginx\n  newTag: %q\n", pick("1.27", "1.28"))
+		case 3:
+			image, data = "set-namespace:v0.4", fmt.Sprintf("  namespace: %s\n", pick("prod", "dev"))
+		case 4:
+			image, data = "search-replace:v0.2", pick("  by-value: web-team\n  put-value: ops-team\n", "  by-path: spec.replicas\n  put-value: \"3\"\n", "  by-path: metadata.name\n")
+		default:
+			image, data = "apply-setters:v0.2", fmt.Sprintf("  tier: %s\n  replicas: \"%d\"\n", pick("gold", "bronze"), r.Intn(5))
+		}
+		spec := "    - image: " + image + "\n"
+		if r.Intn(2) == 0 {
+			spec += "      configMap:\n" + strings.ReplaceAll(data, "  ", "        ")
+		} else {
+			local := pick("", "  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+			t[path.Join(dir, cfgFile)] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + strings.TrimSuffix(cfgFile, ".yaml") + "\n" + local + "data:\n" + data)
+			spec += "      configPath: " + cfgFile + "\n"
+		}
+		switch r.Intn(5) {
+		case 0:
+			spec += "      selectors:\n        - kind: " + pick("Deployment", "ConfigMap", "Service") + "\n"
+		case 1:
+			spec += "      exclude:\n        - namespace: legacy\n"
+		}
+		return spec
+	}
+	for _, dir := range dirs {
+		kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + path.Base(dir) + "\n"
+		if r.Intn(4) != 0 {
+			kf += "pipeline:\n  mutators:\n"
+			for i := 0; i < 1+r.Intn(4); i++ {
+				kf += function(dir, i)
+			}
+			if r.Intn(3) == 0 {
+				kf += "  validators:\n" + function(dir, 9)
+			}
+		}
+		t[path.Join(dir, KptfileName)] = []byte(kf)
+		for f := 0; f < 1+r.Intn(4); f++ {
+			var docs []string
+			for i := 0; i < 1+r.Intn(4); i++ {
+				docs = append(docs, resource(f*10+i))
+			}
+			t[path.Join(dir, fmt.Sprintf("file-%d.yaml", f))] = []byte(strings.Join(docs, "---\n"))
+		}
+	}
+	return t
 }

@@ -179,9 +179,20 @@ func sameData(a, b *yaml.Node) bool {
 // re-serializing them: the SDK's KubeObject can adopt a yaml node in place.
 func runSDK(rl *resourceList, process func(*fn.ResourceList) (bool, error)) error {
 	frl := &fn.ResourceList{Items: make(fn.KubeObjects, len(rl.items))}
-	for i, it := range rl.items {
+	inputs := rl.items
+	nodes := make([]*yaml.Node, len(inputs))
+	for i, it := range inputs {
+		nodes[i] = it.YNode()
 		frl.Items[i] = fn.MoveToKubeObject(it)
 	}
+	// The SDK empties the RNodes it takes; the caller's RNodes (which
+	// the renderer still holds, to merge a selection back) must go on
+	// naming the nodes the function edited.
+	defer func() {
+		for i, it := range inputs {
+			*it = *yaml.NewRNode(nodes[i])
+		}
+	}()
 	hadConfig := rl.functionConfig != nil
 	if hadConfig {
 		frl.FunctionConfig = fn.MoveToKubeObject(rl.functionConfig)
