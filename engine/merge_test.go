@@ -22,10 +22,11 @@ import (
 // removed documents, new files and new resources.
 func mutate(t Tree, r *rand.Rand, tag string) Tree {
 	out := Tree{}
-	for p, b := range t {
-		s := string(b)
+	moved := ""
+	for _, p := range t.Paths() {
+		s := string(t[p])
 		if p != KptfileName {
-			switch r.Intn(7) {
+			switch r.Intn(9) {
 			case 0:
 				s = strings.Replace(s, "replicas: 1", "replicas: "+fmt.Sprint(2+r.Intn(5)), 1)
 			case 1:
@@ -41,9 +42,22 @@ func mutate(t Tree, r *rand.Rand, tag string) Tree {
 				s += "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-" + tag + "\ndata:\n  a: b\n"
 			case 5:
 				s = strings.Replace(s, "ports:", "ports: # "+tag, 1)
+			case 6:
+				// a resource moves to another file (a new resource there, for kpt)
+				if docs := strings.Split(s, "---\n"); len(docs) > 1 {
+					moved += "---\n" + docs[0]
+					s = strings.Join(docs[1:], "---\n")
+				}
+			case 7:
+				if r.Intn(3) == 0 {
+					continue // the whole file deleted
+				}
 			}
 		}
 		out[p] = []byte(s)
+	}
+	if moved != "" {
+		out["moved-"+tag+".yaml"] = []byte(strings.TrimPrefix(moved, "---\n"))
 	}
 	if r.Intn(2) == 0 {
 		out["new-"+tag+".yaml"] = []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s-" + tag + "\n")
@@ -65,6 +79,16 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		origin["README.md"] = []byte("readme\n")
 		updated := mutate(origin, r, "up")
 		local := mutate(origin, r, "local")
+		if seed%10 == 0 {
+			// a duplicate resource: both must fail, and say the same
+			for _, p := range local.Paths() {
+				if strings.HasSuffix(p, ".yaml") && strings.Contains(string(local[p]), "kind: Service") {
+					doc := strings.Split(string(local[p]), "---\n")[0]
+					local[p] = append(local[p], []byte("---\n"+doc)...)
+					break
+				}
+			}
+		}
 		dir := t.TempDir()
 		write := func(name string, tr Tree) string {
 			p := filepath.Join(dir, name)
@@ -86,6 +110,12 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		_, err2 := resourceMerge(l2, u2, o2, true, nil)
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("seed %d: kpt error %v, kptbot error %v", seed, err1, err2)
+		}
+		if seed%10 == 0 {
+			if err1 == nil || !strings.Contains(err2.Error(), "found duplicate") || !strings.Contains(err1.Error(), "found duplicate") {
+				t.Fatalf("seed %d: a duplicate resource: kpt error %v, kptbot error %v", seed, err1, err2)
+			}
+			continue
 		}
 		// Compare what Update leaves on disk: files whose meaning did not
 		// change keep the local bytes (preserveUntouched), whoever wrote them.
