@@ -259,7 +259,16 @@ func (s *streamRenderer) prepare(dir string) error {
 				return errFallBack
 			}
 			image := s.h.resolve(f.Image)
-			stream, ok := s.h.fns[image].Stream(config)
+			b := s.h.fns[image]
+			stream, ok := b.Stream(config)
+			if pick, sourced := b.Sources(config); sourced && mutator {
+				s.steps[dir] = steps // the steps before this one, for the files to go through
+				sources, err := s.sources(dir, len(steps[0]), f, pick)
+				if err != nil {
+					return err
+				}
+				stream, ok = b.StreamWith(config, sources)
+			}
 			if !ok {
 				return errFallBack
 			}
@@ -290,6 +299,97 @@ func applier(st *streamStep, i int) func(selected []*yaml.RNode) ([]*yaml.RNode,
 	}
 }
 
+// through runs file i's resources through its package's pipeline and
+// each enclosing package's, up to package last; with stop >= 0, only
+// last's mutators before step stop run, nothing is kept (the pieces
+// belong to the real run) and validators are skipped (they change
+// nothing).
+func (s *streamRenderer) through(i int, nodes []*yaml.RNode, last string, stop int) ([]*yaml.RNode, error) {
+	keep := i
+	if stop >= 0 {
+		keep = -1
+	}
+	for dir := s.files[i].pkg; ; dir = s.parent[dir] {
+		steps := s.steps[dir]
+		if len(steps[0]) == 0 && len(steps[1]) == 0 {
+			if areKRM(nodes) != nil {
+				return nil, errFallBack
+			}
+		}
+		for k, mutator := range []bool{true, false} {
+			for j, st := range steps[k] {
+				if dir == last && stop >= 0 && (!mutator || j >= stop) {
+					return nodes, nil
+				}
+				if !mutator && stop >= 0 {
+					continue
+				}
+				if areKRM(nodes) != nil {
+					return nil, errFallBack
+				}
+				out, err := s.h.step(dir, st.fn, nodes, mutator, applier(st, keep))
+				if err != nil {
+					return nil, errFallBack
+				}
+				nodes = out
+			}
+		}
+		if dir == last || dir == "." {
+			return nodes, nil
+		}
+	}
+}
+
+// within reports whether file i's resources go through dir's pipeline.
+func (s *streamRenderer) within(i int, dir string) bool {
+	for d := s.files[i].pkg; ; d = s.parent[d] {
+		if d == dir {
+			return true
+		}
+		if d == "." {
+			return false
+		}
+	}
+}
+
+// sources collects copies of the resources pick chooses among those step
+// stop of dir's mutators (f) is given, in package order: every file of
+// dir's tree run through everything before that step.
+func (s *streamRenderer) sources(dir string, stop int, f kptfilev1.Function, pick builtins.SourceFunc) ([]*yaml.RNode, error) {
+	found := make([][]*yaml.RNode, len(s.files))
+	errs := make([]error, len(s.files))
+	forEachParallel(len(s.files), func(i int) {
+		if !s.within(i, dir) {
+			return
+		}
+		nodes, err := s.parse(i)
+		if err == nil {
+			nodes, err = s.through(i, nodes, dir, stop)
+		}
+		if err == nil {
+			_, err = s.h.step(dir, f, nodes, true, func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
+				for _, n := range selected {
+					if pick(n) {
+						c := n.Copy()
+						_ = c.PipeE(yaml.ClearAnnotation(resourceIDAnnotation))
+						found[i] = append(found[i], c)
+					}
+				}
+				return selected, nil
+			})
+		}
+		errs[i] = err
+	})
+	var out []*yaml.RNode
+	for i := range found {
+		if errs[i] != nil {
+			return nil, errFallBack
+		}
+		out = append(out, found[i]...)
+	}
+	return out, nil
+}
+
 // renderFile runs file i through its package's pipeline and each
 // enclosing package's, and returns its new bytes, or nil when what its
 // resources mean did not change (the file keeps its bytes).
@@ -308,28 +408,9 @@ func (s *streamRenderer) renderFile(i int) ([]byte, error) {
 		before[j] = fingerprint(s.h.seed, n.YNode())
 		places[j] = place{filePath(n), annotation(n, kioutil.IndexAnnotation)}
 	}
-	for dir := f.pkg; ; dir = s.parent[dir] {
-		steps := s.steps[dir]
-		if len(steps[0]) == 0 && len(steps[1]) == 0 {
-			if areKRM(nodes) != nil {
-				return nil, errFallBack
-			}
-		}
-		for k, mutator := range []bool{true, false} {
-			for _, st := range steps[k] {
-				if areKRM(nodes) != nil {
-					return nil, errFallBack
-				}
-				out, err := s.h.step(dir, st.fn, nodes, mutator, applier(st, i))
-				if err != nil {
-					return nil, errFallBack
-				}
-				nodes = out
-			}
-		}
-		if dir == "." {
-			break
-		}
+	nodes, err = s.through(i, nodes, ".", -1)
+	if err != nil {
+		return nil, err
 	}
 	// Every resource must still be where it was read: one that moved to
 	// another file or index would meet other files' resources.

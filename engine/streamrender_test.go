@@ -179,6 +179,111 @@ data:
 	},
 }
 
+// replacementsKptfile is a root Kptfile whose pipeline runs
+// apply-replacements between two per-resource functions.
+const replacementsKptfile = `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: root
+pipeline:
+  mutators:
+    - image: set-namespace:v0.4
+      configMap:
+        namespace: prod
+    - image: apply-replacements:v0.1
+      configPath: replacements.yaml
+    - image: set-labels:v0.2
+      configMap:
+        team: web
+`
+
+func init() {
+	streamCases["apply-replacements"] = Tree{
+		"Kptfile": []byte(replacementsKptfile),
+		// the second replacement's source is the first one's target
+		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: replacements
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+  - source:
+      kind: ConfigMap
+      name: settings
+      fieldPath: data.image
+    targets:
+      - select:
+          kind: Deployment
+        fieldPaths:
+          - spec.template.spec.containers.[name=web].image
+  - source:
+      kind: Deployment
+      name: web
+      fieldPath: spec.template.spec.containers.[name=web].image
+    targets:
+      - select:
+          kind: ConfigMap
+          name: echo
+        fieldPaths:
+          - data.image
+        options:
+          create: true
+`),
+		"settings.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # the source\ndata:\n  image: nginx:1.29\n"),
+		"echo.yaml":     []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: echo\ndata:\n  other: kept # a comment\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: untouched\n"),
+		"app/Kptfile":   []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"),
+		"app/deploy.yaml": []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.25 # pinned by settings
+        - name: sidecar
+          image: envoy:1
+`),
+	}
+	fallBackCases["replacement-renames-into-its-source"] = Tree{
+		"Kptfile": []byte(replacementsKptfile),
+		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: replacements
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+  - source:
+      kind: ConfigMap
+      name: a
+      fieldPath: data.next
+    targets:
+      - select:
+          kind: ConfigMap
+          name: c
+        fieldPaths:
+          - metadata.name
+  - source:
+      kind: ConfigMap
+      name: settings
+      fieldPath: data.image
+    targets:
+      - select:
+          kind: ConfigMap
+          name: b
+        fieldPaths:
+          - data.image
+`),
+		// c becomes the second replacement's source only once the first renames it
+		"a.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  next: settings\n"),
+		"c.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  image: nginx:1.29\n"),
+		"b.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  image: old\n"),
+	}
+}
+
 // fallBackCases must not stream: the whole-list render decides.
 var fallBackCases = map[string]Tree{
 	"moves-a-resource": {
@@ -263,8 +368,8 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 // or decline.
 func TestStreamRenderRandom(t *testing.T) {
 	t.Parallel()
-	streamed := 0
-	for seed := int64(1); seed <= 150; seed++ {
+	streamed, replaced := 0, 0
+	for seed := int64(1); seed <= 300; seed++ {
 		in := randomPackage(rand.New(rand.NewSource(seed)))
 		ctx := context.Background()
 		out, results, ok, err := streamRender(ctx, in, RenderOptions{})
@@ -275,6 +380,12 @@ func TestStreamRenderRandom(t *testing.T) {
 			continue
 		}
 		streamed++
+		for p, b := range in {
+			if strings.HasSuffix(p, KptfileName) && strings.Contains(string(b), "apply-replacements") {
+				replaced++
+				break
+			}
+		}
 		whole, werr := RenderTree(ctx, in, RenderOptions{wholeList: true})
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
@@ -288,8 +399,8 @@ func TestStreamRenderRandom(t *testing.T) {
 			t.Fatalf("seed %d: results differ (-whole +streamed):\n%s", seed, diff)
 		}
 	}
-	if streamed < 75 {
-		t.Errorf("only %d of 150 random packages streamed", streamed)
+	if streamed < 130 || replaced < 15 {
+		t.Errorf("only %d of 300 random packages streamed, %d of them with apply-replacements", streamed, replaced)
 	}
 }
 
@@ -351,13 +462,18 @@ func randomPackage(r *rand.Rand) Tree {
 	function := func(dir string, n int) string {
 		cfgFile := fmt.Sprintf("fn-config-%d.yaml", n)
 		var image, data string
-		if r.Intn(8) == 0 {
-			// functions that relate resources: the whole-list render's
+		if r.Intn(5) == 0 {
+			// functions that relate resources
 			if r.Intn(2) == 0 {
 				t[path.Join(dir, cfgFile)] = []byte("apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: sl\nsource: |\n  for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"][\"labels\"] = {\"seen\": \"yes\"}\n")
 				return "    - image: starlark:v0.5\n      configPath: " + cfgFile + "\n"
 			}
-			t[path.Join(dir, cfgFile)] = []byte("apiVersion: fn.kpt.dev/v1alpha1\nkind: ApplyReplacements\nmetadata:\n  name: ar\nreplacements:\n  - source:\n      kind: Service\n      fieldPath: metadata.name\n    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n          - metadata.annotations.service\n        options:\n          create: true\n")
+			source := "ar-source-" + strings.ReplaceAll(dir, "/", "-")
+			if r.Intn(4) == 0 {
+				source = "ar-source-x" // may be missing, or in several packages
+			}
+			t[path.Join(dir, source+".yaml")] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + source + "\ndata:\n  image: nginx:" + pick("1.30", "1.31") + "\n")
+			t[path.Join(dir, cfgFile)] = []byte("apiVersion: fn.kpt.dev/v1alpha1\nkind: ApplyReplacements\nmetadata:\n  name: ar\nreplacements:\n  - source:\n      kind: ConfigMap\n      name: " + source + "\n      fieldPath: data.image\n    targets:\n      - select:\n          kind: Deployment\n        fieldPaths:\n          - spec.template.spec.containers.[name=web].image\n  - source:\n      kind: ConfigMap\n      name: " + source + "\n      fieldPath: metadata." + pick("name", "namespace") + "\n    targets:\n      - select:\n          kind: ConfigMap\n        fieldPaths:\n          - metadata.annotations.service\n        options:\n          create: true\n")
 			return "    - image: apply-replacements:v0.1\n      configPath: " + cfgFile + "\n"
 		}
 		switch r.Intn(6) {

@@ -36,6 +36,9 @@ type Function struct {
 	// stream, if set, prepares the function to run piece by piece (see
 	// Stream); only for functions that change each resource on its own.
 	stream streamer
+	// sourced, if set, is stream for a function that reads values across
+	// resources it can be handed up front (see Sources).
+	sourced sourcer
 }
 
 // processor is the body of a built-in. It edits rl in place and returns an
@@ -47,7 +50,7 @@ type processor func(rl *resourceList) error
 // package variable so that callers can never mutate shared state.
 func functions() []Function {
 	return []Function{
-		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements},
+		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements, sourced: sourceApplyReplacements},
 		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: streamed(streamApplySetters), stream: streamApplySetters, skip: skipWithoutSetters},
 		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
 		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace},

@@ -6,10 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
 	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -69,8 +71,50 @@ func (f *Function) Stream(functionConfig *yaml.RNode) (s *Stream, ok bool) {
 }
 
 // Streams reports whether f can run piece by piece with some
-// configuration (Stream says for a given one).
-func (f *Function) Streams() bool { return f != nil && f.stream != nil }
+// configuration (Stream, or Sources and StreamWith, say for a given one).
+func (f *Function) Streams() bool { return f != nil && (f.stream != nil || f.sourced != nil) }
+
+// SourceFunc picks, among the resources a function is given, those each
+// piece must see although they are in other pieces.
+type SourceFunc func(*yaml.RNode) bool
+
+// Sources reports whether f, configured with functionConfig, reads
+// values across resources that it can be handed up front
+// (apply-replacements: its replacement sources), and which resources
+// those may be. ok is false for every other function and for an invalid
+// configuration. A caller then collects copies of the resources pick
+// chooses, as the function would meet them, and calls StreamWith.
+func (f *Function) Sources(functionConfig *yaml.RNode) (pick SourceFunc, ok bool) {
+	if f == nil || f.sourced == nil {
+		return nil, false
+	}
+	pick, _, err := f.sourced(functionConfig)
+	if err != nil {
+		return nil, false
+	}
+	return pick, true
+}
+
+// StreamWith is Stream for a function that needs Sources: every piece
+// is run together with the sources that are not in it (copies, dropped
+// afterwards), so each piece sees what the whole list would show it.
+// Whatever the sources miss (a resource that becomes a source only
+// through an earlier replacement) makes some piece fail, and the caller
+// falls back to the whole list.
+func (f *Function) StreamWith(functionConfig *yaml.RNode, sources []*yaml.RNode) (*Stream, bool) {
+	if f == nil || f.sourced == nil {
+		return nil, false
+	}
+	_, stream, err := f.sourced(functionConfig)
+	if err != nil {
+		return nil, false
+	}
+	return stream(sources), true
+}
+
+// sourcer prepares a function that needs sources: which resources they
+// may be, and its Stream given them.
+type sourcer func(cfg *yaml.RNode) (SourceFunc, func(sources []*yaml.RNode) *Stream, error)
 
 // streamer prepares a Stream from a function config; an error is a bad
 // configuration, reported by Process as the function's failure.
@@ -385,4 +429,84 @@ func streamSetNamespace(cfg *yaml.RNode) (*Stream, error) {
 		return setnamespace.AddAnnotationResult(results, 0, newNs)
 	}
 	return &Stream{apply: apply, finish: finish}, nil
+}
+
+// maxSources bounds the resources copied into every piece: beyond it the
+// whole list is cheaper.
+const maxSources = 256
+
+// sourceIdentity names a resource by where the renderer read it (package,
+// file, index), which every copy of it keeps.
+func sourceIdentity(n *yaml.RNode) [3]string {
+	a := n.GetAnnotations(kioutil.PathAnnotation, kioutil.IndexAnnotation, "internal.config.kubernetes.io/package-path")
+	return [3]string{a["internal.config.kubernetes.io/package-path"], a[kioutil.PathAnnotation], a[kioutil.IndexAnnotation]}
+}
+
+// sourceApplyReplacements: a replacement's source is one resource selected
+// by its identity; a piece sees, besides its own resources, copies of
+// every resource that may be one (same kind, and name and namespace
+// where the selector gives them), as they were when the function began.
+func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *Stream, error) {
+	if cfg == nil {
+		return nil, nil, errors.New("apply-replacements needs a functionConfig")
+	}
+	var r replacements.Replacements
+	if err := r.Config(fn.CopyToKubeObject(cfg)); err != nil {
+		return nil, nil, err
+	}
+	for _, rep := range r.Replacements {
+		if rep.Source != nil && rep.Source.Kind == "" {
+			return nil, nil, errors.New("a source selected without a kind may be any resource")
+		}
+	}
+	pick := func(n *yaml.RNode) bool {
+		kind, name, ns := n.GetKind(), n.GetName(), n.GetNamespace()
+		for _, rep := range r.Replacements {
+			if s := rep.Source; s != nil && s.Kind == kind && (s.Name == "" || s.Name == name) && (s.Namespace == "" || s.Namespace == ns) {
+				return true
+			}
+		}
+		return false
+	}
+	stream := func(sources []*yaml.RNode) *Stream {
+		apply := func(items []*yaml.RNode) (Piece, error) {
+			if len(sources) > maxSources {
+				return Piece{}, ErrNotStreamable
+			}
+			own := make(map[[3]string]bool, len(items))
+			for _, it := range items {
+				own[sourceIdentity(it)] = true
+			}
+			var list []*yaml.RNode
+			for _, src := range sources {
+				if !own[sourceIdentity(src)] {
+					list = append(list, src.Copy())
+				}
+			}
+			extra := len(list)
+			list = append(list, items...)
+			rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: list, functionConfig: cfg.Copy()}
+			if err := runApplyReplacements(rl); err != nil {
+				return Piece{}, err
+			}
+			if e := firstError(rl.results); e != nil {
+				return Piece{}, errors.New(e.Message)
+			}
+			if len(rl.items) != len(list) {
+				return Piece{}, ErrNotStreamable
+			}
+			out := rl.items[extra:]
+			for i, it := range items {
+				if sourceIdentity(out[i]) != sourceIdentity(it) {
+					return Piece{}, ErrNotStreamable
+				}
+			}
+			for i, it := range items {
+				*it = *out[i]
+			}
+			return Piece{results: rl.results}, nil
+		}
+		return &Stream{apply: apply, finish: findings}
+	}
+	return pick, stream, nil
 }
