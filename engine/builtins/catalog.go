@@ -3,6 +3,7 @@ package builtins
 import (
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -28,7 +29,104 @@ func runSetNamespace(rl *resourceList) error {
 // their output is reconciled with the input afterwards.
 
 func runApplyReplacements(rl *resourceList) error {
+	involved, ok := replacementsInvolve(rl.functionConfig)
+	if !ok {
+		return replaceAll(rl)
+	}
+	var sub []*yaml.RNode
+	var at []int
+	for i, it := range rl.items {
+		if involved(it) {
+			sub = append(sub, it)
+			at = append(at, i)
+		}
+	}
+	if len(sub) == len(rl.items) {
+		return replaceAll(rl)
+	}
+	// The catalog re-serializes every item it is given and the result is
+	// reconciled with the input: resources no replacement can read or
+	// write are left out, and come back exactly as they were.
+	part := &resourceList{apiVersion: rl.apiVersion, kind: rl.kind, items: sub, functionConfig: rl.functionConfig}
+	err := replaceAll(part)
+	rl.functionConfig = part.functionConfig
+	rl.results = append(rl.results, part.results...)
+	if err != nil {
+		return err
+	}
+	if len(part.items) != len(sub) {
+		return errors.New("internal error: apply-replacements changed the number of resources")
+	}
+	for j, i := range at {
+		rl.items[i] = part.items[j]
+	}
+	return nil
+}
+
+func replaceAll(rl *resourceList) error {
 	return preserving(rl, func(rl *resourceList) error { return runSDK(rl, replacements.ApplyReplacements) })
+}
+
+// previousIDAnnotations name a resource's earlier identities, which
+// kustomize's selection also matches.
+var previousIDAnnotations = []string{
+	"internal.config.kubernetes.io/previousNames",
+	"internal.config.kubernetes.io/previousKinds",
+	"internal.config.kubernetes.io/previousNamespaces",
+}
+
+// replacementsInvolve reports which resources apply-replacements,
+// configured with cfg, may read (a source: same kind and name) or write (a
+// target: a kind its select pattern matches); ok is false when that cannot
+// be told (a bad config, which the catalog reports, or a selector without
+// a kind).
+func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok bool) {
+	if cfg == nil {
+		return nil, false
+	}
+	var r replacements.Replacements
+	if err := r.Config(fn.CopyToKubeObject(cfg)); err != nil {
+		return nil, false
+	}
+	type source struct{ kind, name string }
+	var sources []source
+	var targets []*regexp.Regexp
+	for _, rep := range r.Replacements {
+		if rep.Source != nil {
+			if rep.Source.Kind == "" {
+				return nil, false
+			}
+			sources = append(sources, source{rep.Source.Kind, rep.Source.Name})
+		}
+		for _, t := range rep.Targets {
+			if t == nil || t.Select == nil || t.Select.Kind == "" {
+				return nil, false
+			}
+			// kustomize matches a target's kind as an anchored pattern
+			re, err := regexp.Compile("^(?:" + t.Select.Kind + ")$")
+			if err != nil {
+				return nil, false
+			}
+			targets = append(targets, re)
+		}
+	}
+	return func(n *yaml.RNode) bool {
+		if len(n.GetAnnotations(previousIDAnnotations...)) > 0 {
+			return true
+		}
+		kind, name := n.GetKind(), n.GetName()
+		for _, s := range sources {
+			if s.kind == kind && (s.name == "" || s.name == name) {
+				return true
+			}
+		}
+		for _, re := range targets {
+			if re.MatchString(kind) {
+				return true
+			}
+		}
+		return false
+	}, true
 }
 
 // starlarkMu serializes starlark runs: the catalog's starlark sets

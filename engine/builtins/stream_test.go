@@ -243,3 +243,106 @@ func TestStreamSummaries(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacementsLeaveOutUninvolved: apply-replacements run only on the
+// resources a replacement can read or write edits and reports exactly
+// what the catalog does on all of them.
+func TestReplacementsLeaveOutUninvolved(t *testing.T) {
+	t.Parallel()
+	items := `items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: settings, namespace: default}
+  data: {image: "nginx:1.29", team: web}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web}
+  spec:
+    template:
+      spec:
+        containers: [{name: web, image: "nginx:1.25"}] # pinned
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web, annotations: {keep: "me"}} # a comment
+  spec: {ports: [{port: 80}]}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: renamed
+    annotations: {internal.config.kubernetes.io/previousNames: "old-settings", internal.config.kubernetes.io/previousKinds: "ConfigMap", internal.config.kubernetes.io/previousNamespaces: "default"}
+  data: {image: "x"}
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata: {name: db}
+  spec:
+    template:
+      spec:
+        containers: [{name: web, image: "redis"}]
+`
+	configs := map[string]string{
+		"by-kind": `replacements:
+- source: {kind: ConfigMap, name: settings, fieldPath: data.image}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=web].image`,
+		"kind-pattern": `replacements:
+- source: {kind: ConfigMap, name: settings, fieldPath: data.team}
+  targets:
+  - select: {kind: "Deployment|StatefulSet"}
+    fieldPaths: [metadata.labels.team]
+    options: {create: true}`,
+		"chained": `replacements:
+- source: {kind: ConfigMap, name: settings, fieldPath: data.image}
+  targets:
+  - select: {kind: Service}
+    fieldPaths: [metadata.annotations.image]
+    options: {create: true}
+- source: {kind: Service, name: web, fieldPath: metadata.annotations.image}
+  targets:
+  - select: {kind: StatefulSet}
+    fieldPaths:
+    - spec.template.spec.containers.[name=web].image`,
+		"previous-name": `replacements:
+- source: {kind: ConfigMap, name: old-settings, fieldPath: data.image}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=web].image`,
+		"missing-source": `replacements:
+- source: {kind: ConfigMap, name: nowhere, fieldPath: data.image}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=web].image`,
+		"value-source": `replacements:
+- sourceValue: "busybox"
+  targets:
+  - select: {kind: StatefulSet}
+    fieldPaths:
+    - spec.template.spec.containers.[name=web].image`,
+	}
+	for name, config := range configs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			input := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n" + items +
+				"functionConfig:\n  apiVersion: fn.kpt.dev/v1alpha1\n  kind: ApplyReplacements\n  metadata: {name: r}\n  " +
+				strings.ReplaceAll(config, "\n", "\n  ") + "\n"
+			whole, part := decode(t, input), decode(t, input)
+			if _, ok := replacementsInvolve(part.functionConfig); !ok && name != "value-source" {
+				t.Fatal("replacementsInvolve declined")
+			}
+			werr := replaceAll(whole)
+			perr := runApplyReplacements(part)
+			if (werr == nil) != (perr == nil) || (werr != nil && werr.Error() != perr.Error()) {
+				t.Fatalf("errors differ: all %v, involved only %v", werr, perr)
+			}
+			if diff := cmp.Diff(encodeAll(t, whole.items), encodeAll(t, part.items)); diff != "" {
+				t.Errorf("items differ (-all +involved only):\n%s", diff)
+			}
+			if diff := cmp.Diff(whole.results, part.results); diff != "" {
+				t.Errorf("results differ (-all +involved only):\n%s", diff)
+			}
+		})
+	}
+}
