@@ -11,7 +11,6 @@ import (
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/comments"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/order"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -173,7 +172,7 @@ func preserving(rl *resourceList, p processor) error {
 		default:
 			adoptUnchanged(orig, out.YNode())
 			o := yaml.NewRNode(orig)
-			if cerr := comments.CopyComments(o, out); cerr != nil {
+			if cerr := copyComments(o, out); cerr != nil {
 				return cerr
 			}
 			if serr := order.SyncOrder(o, out); serr != nil {
