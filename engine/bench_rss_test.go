@@ -56,10 +56,10 @@ func BenchmarkRenderPeakRSS(b *testing.B) {
 	peak := rssMeter(b)
 	for _, n := range []struct {
 		name string
-		size int
-	}{{"1k", 1000}, {"10k", 10000}} {
+		pkg  Tree
+	}{{"1k", genPackage(1000, 1)}, {"10k", genPackage(10000, 1)}, {"10k-replacements", genReplacementsPackage(10000)}} {
 		b.Run(n.name, func(b *testing.B) {
-			pkg := genPackage(n.size, 1)
+			pkg := n.pkg
 			size := 0
 			for _, c := range pkg {
 				size += len(c)

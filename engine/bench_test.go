@@ -103,7 +103,10 @@ data:
 func benchRender(b *testing.B, n int) { benchRenderWith(b, n, RenderOptions{}) }
 
 func benchRenderWith(b *testing.B, n int, opts RenderOptions) {
-	in := genPackage(n, 1)
+	benchRenderTree(b, genPackage(n, 1), opts)
+}
+
+func benchRenderTree(b *testing.B, in Tree, opts RenderOptions) {
 	ctx := context.Background()
 	size := 0
 	for _, c := range in {
@@ -127,6 +130,58 @@ func BenchmarkRender1k(b *testing.B) { benchRender(b, 1000) }
 
 // BenchmarkRender10k renders 10,000 resources through 5 built-in functions.
 func BenchmarkRender10k(b *testing.B) { benchRender(b, 10000) }
+
+// genReplacementsPackage is genPackage with a pipeline around
+// apply-replacements (one source ConfigMap pinning every Deployment's
+// image), the catalog function Nephio packages lean on.
+func genReplacementsPackage(n int) Tree {
+	t := genPackage(n, 1)
+	t[KptfileName] = []byte(`apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: bench
+pipeline:
+  mutators:
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1
+      configMap:
+        namespace: bench
+    - image: ghcr.io/kptdev/krm-functions-catalog/apply-replacements:v0.1.1
+      configPath: replacements.yaml
+    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0
+      configMap:
+        team: platform
+`)
+	t["replacements.yaml"] = []byte(`apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: replacements
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+  - source:
+      kind: ConfigMap
+      name: settings
+      fieldPath: data.image
+    targets:
+      - select:
+          kind: Deployment
+        fieldPaths:
+          - spec.template.spec.containers.[name=web].image
+`)
+	t["settings.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  image: nginx:1.29\n")
+	return t
+}
+
+// BenchmarkRenderReplacements10k renders 10,000 resources through
+// set-namespace, apply-replacements and set-labels (streamed).
+func BenchmarkRenderReplacements10k(b *testing.B) {
+	benchRenderTree(b, genReplacementsPackage(10000), RenderOptions{})
+}
+
+// BenchmarkRenderReplacements10kWholeList is the same, whole-list.
+func BenchmarkRenderReplacements10kWholeList(b *testing.B) {
+	benchRenderTree(b, genReplacementsPackage(10000), RenderOptions{wholeList: true})
+}
 
 // BenchmarkRender10kWholeList is BenchmarkRender10k without the streamed
 // render: the hydrator with every resource in memory, which pipelines
