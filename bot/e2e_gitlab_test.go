@@ -31,10 +31,13 @@ type glWorld struct {
 	t    *testing.T
 	gl   *gitlabtest.Server
 	repo forge.Repo
-	srv  *httptest.Server
+	srv  *httptest.Server // replica 0's
 	done chan struct{}
 	seq  atomic.Int64
-	bot  *Bot
+	bot  *Bot // replica 0's
+	// replicas are the bot servers in front of the one GitLab, each with
+	// its own adapter, Bot and delivery dedup (scenario 6).
+	replicas []*httptest.Server
 
 	mu sync.Mutex
 	// mergeSHAs are the sha parameters of the merge calls GitLab received.
@@ -51,7 +54,9 @@ spec:
     teams: [acme/platform]
 `
 
-func newGLWorld(t *testing.T) *glWorld {
+func newGLWorld(t *testing.T) *glWorld { return newGLWorldReplicas(t, 1) }
+
+func newGLWorldReplicas(t *testing.T, replicas int) *glWorld {
 	t.Helper()
 	w := &glWorld{t: t, gl: gitlabtest.New(t), done: make(chan struct{}, 100)}
 	w.repo = forge.Repo{Forge: forge.GitLab, FullName: "acme/sites/edge-1", DefaultBranch: "main"}
@@ -76,23 +81,28 @@ func newGLWorld(t *testing.T) *glWorld {
 		return false
 	})
 
-	// The bot's GitHub login stays the default; on GitLab it is the
-	// token's user, whose notes alone hold the bot's state.
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
-		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
-	if err != nil {
-		t.Fatal(err)
+	for i := 0; i < replicas; i++ {
+		// The bot's GitHub login stays the default; on GitLab it is the
+		// token's user, whose notes alone hold the bot's state.
+		b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
+			Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
+			Parsers: map[string]WebhookParser{forge.GitLab: func(r *http.Request) (forge.Event, error) {
+				return gitlab.ParseWebhook(r, []byte(glHookSecret), 25<<20)
+			}}})
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() { s.Run(ctx); close(stopped) }()
+		srv := httptest.NewServer(s.Router())
+		t.Cleanup(func() { srv.Close(); cancel(); <-stopped })
+		w.replicas = append(w.replicas, srv)
+		if i == 0 {
+			w.bot, w.srv = b, srv
+		}
 	}
-	w.bot = b
-	s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
-		Parsers: map[string]WebhookParser{forge.GitLab: func(r *http.Request) (forge.Event, error) {
-			return gitlab.ParseWebhook(r, []byte(glHookSecret), 25<<20)
-		}}})
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { s.Run(ctx); close(stopped) }()
-	w.srv = httptest.NewServer(s.Router())
-	t.Cleanup(func() { w.srv.Close(); cancel(); <-stopped })
 	return w
 }
 
@@ -175,7 +185,13 @@ func merge(ms ...map[string]any) map[string]any {
 // been handled when it was queued; it returns the HTTP status.
 func (w *glWorld) deliver(hook, key, token string, body []byte) int {
 	w.t.Helper()
-	req, _ := http.NewRequest("POST", w.srv.URL+"/webhooks/gitlab", bytes.NewReader(body))
+	return w.deliverTo(0, hook, key, token, body)
+}
+
+// deliverTo is deliver to replica i.
+func (w *glWorld) deliverTo(i int, hook, key, token string, body []byte) int {
+	w.t.Helper()
+	req, _ := http.NewRequest("POST", w.replicas[i].URL+"/webhooks/gitlab", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(gitlab.HeaderEvent, hook)
 	req.Header.Set(gitlab.HeaderIdempotencyKey, key)
@@ -361,6 +377,45 @@ func TestGitLabLifecycleEndToEnd(t *testing.T) {
 	}
 	if _, err := repo.Reference(plumbing.NewBranchReferenceName("scale"), false); err == nil {
 		t.Error("the source branch survived publishing")
+	}
+}
+
+// TestGitLabTwoReplicas is scenario 6 on GitLab: two bot replicas behind
+// a load balancer both receive the approval hook (GitLab retried it to
+// the other one) at the same moment; the merge request is merged once,
+// with the approved SHA pinned, and tagged once.
+func TestGitLabTwoReplicas(t *testing.T) {
+	t.Parallel()
+	w := newGLWorldReplicas(t, 2)
+	n, head := w.openHumanDraft("dana")
+	if st := w.deliver("Note Hook", w.key(), glHookSecret, w.notePayload(n, head, "dana", "dana", "/kptbot propose")); st != http.StatusAccepted {
+		t.Fatalf("propose: HTTP %d", st)
+	}
+	approval, key := w.approvalPayload(n, head, "dana", "alice"), w.key()
+	var wg sync.WaitGroup
+	for i := range w.replicas {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if st := w.deliverTo(i, "Merge Request Hook", key, glHookSecret, approval); st != http.StatusAccepted {
+				t.Errorf("replica %d answered HTTP %d, want 202 (each replica dedups only its own deliveries)", i, st)
+			}
+		}(i)
+	}
+	wg.Wait()
+	mr := w.gl.MergeRequest(w.repo, n)
+	if mr.State != "merged" || w.gl.Merges(w.repo) != 1 {
+		t.Fatalf("state %s, merges %d; want merged exactly once", mr.State, w.gl.Merges(w.repo))
+	}
+	w.mu.Lock()
+	for _, sha := range w.mergeSHAs {
+		if sha != head {
+			t.Errorf("a merge call pinned %s, want the approved head %s", sha, head)
+		}
+	}
+	w.mu.Unlock()
+	if tags := w.tags(); len(tags) != 1 || tags[0].Name != "pkgs/ns/v1" || tags[0].SHA != mr.MergeCommitSHA {
+		t.Errorf("tags = %v, want exactly pkgs/ns/v1 at %s", tags, mr.MergeCommitSHA)
 	}
 }
 
