@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestFastRenderMatchesKpt renders every render golden case, and a
@@ -14,15 +13,7 @@ import (
 // and requires the same files and the same error.
 func TestFastRenderMatchesKpt(t *testing.T) {
 	t.Parallel()
-	cases := map[string]Tree{"generated-300": genPackage(300, 1)}
-	for _, name := range caseDirs(t, "render") {
-		in, err := ReadTree(filepath.Join("testdata", "render", name, "in"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases[name] = in
-	}
-	for name, in := range cases {
+	for name, in := range renderCases(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -37,11 +28,7 @@ func TestFastRenderMatchesKpt(t *testing.T) {
 				}
 				return
 			}
-			for _, p := range unionPaths(fast.Tree, kpt.Tree) {
-				if string(fast.Tree[p]) != string(kpt.Tree[p]) {
-					t.Errorf("%s differs (-kpt +fast):\n%s", p, cmp.Diff(string(kpt.Tree[p]), string(fast.Tree[p])))
-				}
-			}
+			sameTrees(t, "kptbot vs kpt", kpt.Tree, fast.Tree)
 			if len(fast.Results.Items) != len(kpt.Results.Items) {
 				t.Errorf("fast ran %d functions, kpt %d", len(fast.Results.Items), len(kpt.Results.Items))
 			}
@@ -53,4 +40,19 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// renderCases are the render golden cases' inputs and a generated
+// 300-resource package.
+func renderCases(t *testing.T) map[string]Tree {
+	t.Helper()
+	cases := map[string]Tree{"generated-300": genPackage(300, 1)}
+	for _, name := range caseDirs(t, "render") {
+		in, err := ReadTree(filepath.Join("testdata", "render", name, "in"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases[name] = in
+	}
+	return cases
 }

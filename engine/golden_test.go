@@ -69,6 +69,17 @@ func checkGoldenFile(t *testing.T, want string, got []byte) {
 	}
 }
 
+// sameTrees fails t with a diff for each file that differs between want
+// and got (labelled with what).
+func sameTrees(t *testing.T, what string, want, got Tree) {
+	t.Helper()
+	for _, p := range unionPaths(want, got) {
+		if string(want[p]) != string(got[p]) {
+			t.Errorf("%s: %s differs (-want +got):\n%s", what, p, cmp.Diff(string(want[p]), string(got[p])))
+		}
+	}
+}
+
 func unionPaths(a, b Tree) []string {
 	u := Tree{}
 	for p := range a {

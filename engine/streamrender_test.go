@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -309,19 +308,12 @@ var fallBackCases = map[string]Tree{
 func TestStreamRenderMatchesHydrator(t *testing.T) {
 	t.Parallel()
 	mustStream := map[string]bool{"generated-300": true, "namespace-blueprint": true, "subpackages": true}
-	cases := map[string]Tree{"generated-300": genPackage(300, 1)}
+	cases := renderCases(t)
 	for name, in := range streamCases {
 		cases[name] = in
 		mustStream[name] = true
 	}
 	for name, in := range fallBackCases {
-		cases[name] = in
-	}
-	for _, name := range caseDirs(t, "render") {
-		in, err := ReadTree(filepath.Join("testdata", "render", name, "in"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		cases[name] = in
 	}
 	for name, in := range cases {
@@ -345,11 +337,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if werr != nil {
 				t.Fatalf("streamed a package the whole-list render fails: %v", werr)
 			}
-			for _, p := range unionPaths(whole.Tree, out) {
-				if string(whole.Tree[p]) != string(out[p]) {
-					t.Errorf("%s differs (-whole +streamed):\n%s", p, cmp.Diff(string(whole.Tree[p]), string(out[p])))
-				}
-			}
+			sameTrees(t, "render", whole.Tree, out)
 			if diff := cmp.Diff(whole.Results, results); diff != "" {
 				t.Errorf("results differ (-whole +streamed):\n%s", diff)
 			}
@@ -390,10 +378,9 @@ func TestStreamRenderRandom(t *testing.T) {
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
 		}
-		for _, p := range unionPaths(whole.Tree, out) {
-			if string(whole.Tree[p]) != string(out[p]) {
-				t.Fatalf("seed %d: %s differs (-whole +streamed):\n%s", seed, p, cmp.Diff(string(whole.Tree[p]), string(out[p])))
-			}
+		sameTrees(t, fmt.Sprintf("seed %d", seed), whole.Tree, out)
+		if t.Failed() {
+			return
 		}
 		if diff := cmp.Diff(whole.Results, results); diff != "" {
 			t.Fatalf("seed %d: results differ (-whole +streamed):\n%s", seed, diff)
@@ -422,10 +409,9 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 			if ferr != nil {
 				continue
 			}
-			for _, p := range unionPaths(fast.Tree, kpt.Tree) {
-				if string(fast.Tree[p]) != string(kpt.Tree[p]) {
-					t.Fatalf("seed %d, %+v: %s differs (-kpt +kptbot):\n%s", seed, opts, p, cmp.Diff(string(kpt.Tree[p]), string(fast.Tree[p])))
-				}
+			sameTrees(t, fmt.Sprintf("seed %d, %+v, kptbot vs kpt", seed, opts), kpt.Tree, fast.Tree)
+			if t.Failed() {
+				return
 			}
 			if len(fast.Results.Items) != len(kpt.Results.Items) {
 				t.Fatalf("seed %d, %+v: kptbot ran %d functions, kpt %d", seed, opts, len(fast.Results.Items), len(kpt.Results.Items))

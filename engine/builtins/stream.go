@@ -202,12 +202,17 @@ func streamSetLabels(cfg *yaml.RNode) (*Stream, error) {
 	if len(want) == 0 {
 		return constant(fn.Results{{Message: "no `labels` arguments are given in FunctionConfig", Severity: fn.Warning}}), nil
 	}
-	specs := append(labelFieldSpecs(), extra...)
+	return settingEntries(append(labelFieldSpecs(), extra...), want, true, "labels"), nil
+}
+
+// settingEntries is the Stream of set-labels and set-annotations: the
+// entries of want set in every map the field specs locate, counted.
+func settingEntries(specs types.FsSlice, want map[string]string, skipLocal bool, noun string) *Stream {
 	return counting(
-		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, true) },
+		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, skipLocal) },
 		func(n int) *fn.Result {
-			return &fn.Result{Message: fmt.Sprintf("set %d labels in total", n), Severity: fn.Info}
-		}), nil
+			return &fn.Result{Message: fmt.Sprintf("set %d %s in total", n, noun), Severity: fn.Info}
+		})
 }
 
 // streamSetAnnotations is set-annotations: like set-labels but for
@@ -249,12 +254,7 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 	if len(want) == 0 {
 		return nil, errors.New("functionConfig: input annotation list cannot be empty")
 	}
-	specs := append(annotationFieldSpecs(), extra...)
-	return counting(
-		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, false) },
-		func(n int) *fn.Result {
-			return &fn.Result{Message: fmt.Sprintf("set %d annotations in total", n), Severity: fn.Info}
-		}), nil
+	return settingEntries(append(annotationFieldSpecs(), extra...), want, false, "annotations"), nil
 }
 
 // streamSetImage is set-image: every container image whose name (without
