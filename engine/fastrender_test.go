@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // TestFastRenderMatchesKpt renders every render golden case, and a
