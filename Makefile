@@ -28,9 +28,11 @@ test:
 test-race:
 	CGO_ENABLED=1 go test -race ./...
 
-# Benchmarks: render 1k/10k resources through a 5-function built-in pipeline,
-# resource-merge updates of a 1k-resource package, both against the kpt CLI
-# when `kpt` is on PATH (skipped cleanly otherwise); the built-in pipeline;
+# Benchmarks: render 1k/10k resources through a 5-function built-in pipeline
+# (streamed and whole-list) and through apply-replacements, resource-merge
+# updates of a 1k-resource package, both against the kpt CLI when `kpt` is
+# on PATH (skipped cleanly otherwise); the CLI's peak RSS for render, get
+# and update against two baselines; the built-in pipeline;
 # the diff printer; a 200-repository reconcile; webhook intake; unpacking
 # and fetching a 1,000-resource package archive / OCI artifact; one upstream
 # tag fanned out to 1,000 downstream repositories on the fake forge.
