@@ -25,19 +25,22 @@ import (
 var errFallBack = errors.New("render needs the whole package in memory")
 
 // streamRender renders a package whose pipelines are made only of
-// built-ins that change each resource on its own (builtins.Stream:
-// set-namespace, set-labels, set-annotations, set-image, search-replace,
-// apply-setters: the usual kpt blueprint pipeline) one file at a time, on
-// all CPUs, so the package's parsed trees never sit in memory together:
-// memory is the package's bytes in and out plus a file's trees per CPU,
-// where the whole-list render holds ~45x the package in yaml.v3 nodes.
+// built-ins that stream (builtins.Stream: set-namespace, set-labels,
+// set-annotations, set-image, search-replace, apply-setters, each
+// changing every resource on its own; and apply-replacements, given its
+// sources up front) one file at a time, on all CPUs, so the package's
+// parsed trees never sit in memory together: memory is the package's
+// bytes in and out plus a file's trees per CPU, where the whole-list
+// render holds ~45x the package in yaml.v3 nodes.
 //
 // Each file goes through its package's pipeline and then each enclosing
 // package's, which is what the hydrator does to it (subpackages first,
 // every function seeing each resource on its own); function configs read
 // from the pipeline's input (configPath) are taken first, by running the
-// packages' config files through their pipelines; each function's
-// results are the pieces' results in package order plus one summary. ok
+// packages' config files through their pipelines, and apply-replacements'
+// possible sources by running every file up to that step; each
+// function's results are the pieces' results in package order plus one
+// summary. ok
 // is false, and nothing is written, when the package needs the whole-list
 // render: a function that relates resources, a file the fast reader or
 // writer does not handle, a function that moves a resource to another
@@ -70,6 +73,8 @@ type streamStep struct {
 	pieces []builtins.Piece // per file, by render order
 }
 
+// streamRenderer is one streamed render: the package's files in render
+// order, its packages, and each package's prepared functions.
 type streamRenderer struct {
 	h      *hydrator
 	pkgs   map[string]*kptfilev1.KptFile
