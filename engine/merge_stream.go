@@ -75,8 +75,8 @@ func (s *mergeSide) read(rel string, prev *packageFile) (*packageFile, error) {
 // CPUs, each read, merged and written before the next, so the package is
 // never held as parsed trees (kpt holds all three trees, ~45x the
 // package each). Errors are reported as the whole-package merge reports
-// them: the first in kpt's reading order (every origin file, then
-// upstream's, then the local package's).
+// them: the first in kpt's order (every file of the three trees read,
+// then their resources matched, then the merges, then the writes).
 func mergeResources(localPath, updatedPath, originPath string, mem memTrees) ([]Conflict, error) {
 	var sides [3]*mergeSide
 	for i, d := range [3][2]string{{originPath, "original"}, {updatedPath, "updated"}, {localPath, "dest"}} {
@@ -100,20 +100,20 @@ func mergeResources(localPath, updatedPath, originPath string, mem memTrees) ([]
 	type outcome struct {
 		conflicts []Conflict
 		err       error
-		at        [2]int // side, position: where the error was met
+		at        errorAt
 	}
 	outs := make([]outcome, len(files))
 	seed := maphash.MakeSeed()
 	schemas := &mergewalk.SchemaCache{}
 	forEachParallel(len(files), func(i int) {
 		o := &outs[i]
-		o.conflicts, o.at, o.err = mergeFile(files[i], sides, localPath, seed, schemas)
+		o.conflicts, o.at, o.err = mergeFile(files[i], i, sides, localPath, seed, schemas)
 	})
 	var first *outcome
 	var conflicts []Conflict
 	for i := range outs {
 		o := &outs[i]
-		if o.err != nil && (first == nil || o.at[0] < first.at[0] || (o.at[0] == first.at[0] && o.at[1] < first.at[1])) {
+		if o.err != nil && (first == nil || o.at.before(first.at)) {
 			first = o
 		}
 		conflicts = append(conflicts, o.conflicts...)
@@ -125,28 +125,50 @@ func mergeResources(localPath, updatedPath, originPath string, mem memTrees) ([]
 	return conflicts, nil
 }
 
-// mergeFile merges the three versions of one file and writes the result
-// into the local package. at says where an error was met (side and the
-// file's position in that side's reading order).
-func mergeFile(rel string, sides [3]*mergeSide, localPath string, seed maphash.Seed, schemas *mergewalk.SchemaCache) (conflicts []Conflict, at [2]int, err error) {
+// errorAt places an error in the whole-package merge's order: the stage
+// (0 reading and parsing the trees, 1 matching their resources, 2
+// merging, 3 writing), the tree's rank in kptReadingOrder, and the file's
+// position in that tree.
+type errorAt struct{ stage, step, file int }
+
+func (a errorAt) before(b errorAt) bool {
+	if a.stage != b.stage {
+		return a.stage < b.stage
+	}
+	if a.step != b.step {
+		return a.step < b.step
+	}
+	return a.file < b.file
+}
+
+// mergeFile merges the three versions of one file (the nth of the merge,
+// in name order) and writes the result into the local package. at says
+// where an error was met.
+func mergeFile(rel string, n int, sides [3]*mergeSide, localPath string, seed maphash.Seed, schemas *mergewalk.SchemaCache) (conflicts []Conflict, at errorAt, err error) {
+	// Read every side first (the origin first: the others copy its
+	// resources when their bytes are equal), then match, each reporting
+	// its first error in kpt's order.
+	var files [3]*packageFile
+	var errs [3]error
+	for si, s := range sides {
+		files[si], errs[si] = s.read(rel, files[0])
+	}
+	for rank, si := range kptReadingOrder {
+		if errs[si] != nil {
+			return nil, errorAt{0, rank, sides[si].index[rel]}, errs[si]
+		}
+	}
 	var tuples []*mergeTuple
 	index := map[string]*mergeTuple{}
-	var origin *packageFile
 	for si, s := range sides {
-		f, err := s.read(rel, origin)
-		if err != nil {
-			return nil, [2]int{si, s.index[rel]}, err
-		}
-		if f == nil {
+		if files[si] == nil {
 			continue
 		}
-		if si == 0 {
-			origin = f
-		}
-		for _, n := range f.nodes {
+		for _, n := range files[si].nodes {
 			key, err := mergeKey(n)
 			if err != nil {
-				return nil, [2]int{si, s.index[rel]}, fmt.Errorf("%s: %w", s.dir, err)
+				errs[si] = fmt.Errorf("%s: %w", s.dir, err)
+				break
 			}
 			t, ok := index[key]
 			if !ok {
@@ -157,20 +179,35 @@ func mergeFile(rel string, sides [3]*mergeSide, localPath string, seed maphash.S
 			slot := [3]**yaml.RNode{&t.original, &t.updated, &t.dest}[si]
 			if *slot != nil {
 				path := n.GetAnnotations()[kioutil.PathAnnotation]
-				return nil, [2]int{si, s.index[rel]}, fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, s.source, path)
+				errs[si] = fmt.Errorf(`found duplicate %q resources in file %q, please refer to "update" documentation for the fix`, s.source, path)
+				break
 			}
 			*slot = n
 		}
 	}
-	conflicts, err = mergeFileTuples(tuples, localPath, seed, schemas)
-	return conflicts, [2]int{2, sides[2].index[rel]}, err
+	for rank, si := range kptReadingOrder {
+		if errs[si] != nil {
+			return nil, errorAt{1, rank, sides[si].index[rel]}, errs[si]
+		}
+	}
+	conflicts, writing, err := mergeFileTuples(tuples, localPath, seed, schemas)
+	if writing {
+		return conflicts, errorAt{3, 0, n}, err
+	}
+	// a merge needs the origin's version: order merges by the origin's files
+	return conflicts, errorAt{2, 0, sides[0].index[rel]}, err
 }
+
+// kptReadingOrder is the order kpt's merge reads the three trees (sides:
+// origin 0, updated 1, local 2) in, all of them before it matches their
+// resources in the same order.
+var kptReadingOrder = [3]int{0, 1, 2}
 
 // mergeFileTuples merges one file's matched resources as kpt's
 // ResourceMergeUpdater does and writes the file (or deletes it when it
 // held local resources and holds none now; leaves it alone when what its
-// resources mean did not change).
-func mergeFileTuples(tuples []*mergeTuple, localPath string, seed maphash.Seed, schemas *mergewalk.SchemaCache) ([]Conflict, error) {
+// resources mean did not change). writing says an error came from writing.
+func mergeFileTuples(tuples []*mergeTuple, localPath string, seed maphash.Seed, schemas *mergewalk.SchemaCache) (_ []Conflict, writing bool, _ error) {
 	localFiles := map[string]bool{}
 	var dest []*yaml.RNode
 	for _, t := range tuples {
@@ -198,7 +235,7 @@ func mergeFileTuples(tuples []*mergeTuple, localPath string, seed maphash.Seed, 
 	}
 	merged, err := mergeTuples(tuples, seed, schemas)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var conflicts []Conflict
 	for i, local := range bothChanged {
@@ -230,5 +267,5 @@ func mergeFileTuples(tuples []*mergeTuple, localPath string, seed maphash.Seed, 
 			}
 		}
 	}
-	return conflicts, writeMerged(localPath, localFiles, unchangedFiles(seed, before, out), out)
+	return conflicts, true, writeMerged(localPath, localFiles, unchangedFiles(seed, before, out), out)
 }

@@ -198,3 +198,51 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeErrorsAsKpt: with several broken files, the per-file merge
+// reports the error kpt's whole-package merge reports: every file of a
+// tree is read before any resource is matched, and the origin before
+// upstream before the local package.
+func TestMergeErrorsAsKpt(t *testing.T) {
+	t.Parallel()
+	dup := func(tr Tree, p string) { tr[p] = append(append([]byte{}, tr[p]...), []byte("---\n"+strings.Split(string(tr[p]), "---\n")[0])...) }
+	broken := func(tr Tree, p string) { tr[p] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n") }
+	for name, breakIt := range map[string]func(o, u, l Tree){
+		"duplicate before unparsable, same tree": func(o, _, _ Tree) { dup(o, "resources-0000.yaml"); broken(o, "resources-0002.yaml") },
+		"duplicate in origin, unparsable local":  func(o, _, l Tree) { dup(o, "resources-0002.yaml"); broken(l, "resources-0000.yaml") },
+		"unparsable upstream, duplicate local":   func(_, u, l Tree) { broken(u, "resources-0002.yaml"); dup(l, "resources-0000.yaml") },
+		"duplicates in two local files":          func(_, _, l Tree) { dup(l, "resources-0002.yaml"); dup(l, "resources-0001.yaml") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			origin := genPackage(30, 1)
+			updated, local := genPackage(30, 2), genPackage(30, 1)
+			breakIt(origin, updated, local)
+			dir := t.TempDir()
+			write := func(name string, tr Tree) string {
+				p := filepath.Join(dir, name)
+				if err := tr.Write(p); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			o1, u1, l1 := write("o1", origin), write("u1", updated), write("l1", local)
+			o2, u2, l2 := write("o2", origin), write("u2", updated), write("l2", local)
+			_ = addMergeCommentsToDirs(o1, u1, l1)
+			kerr := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
+			_, err := resourceMerge(l2, u2, o2, true, nil)
+			if kerr == nil || err == nil {
+				t.Fatalf("kpt error %v, kptbot error %v: both must fail", kerr, err)
+			}
+			// the file named, and whether it is a duplicate, must agree
+			for _, f := range []string{"resources-0000.yaml", "resources-0001.yaml", "resources-0002.yaml"} {
+				if strings.Contains(kerr.Error(), f) != strings.Contains(err.Error(), f) {
+					t.Errorf("kpt: %v\nkptbot: %v\nthey disagree about %s", kerr, err, f)
+				}
+			}
+			if strings.Contains(kerr.Error(), "duplicate") != strings.Contains(err.Error(), "duplicate") {
+				t.Errorf("kpt: %v\nkptbot: %v\nthey disagree about the kind of error", kerr, err)
+			}
+		})
+	}
+}

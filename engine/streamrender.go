@@ -186,15 +186,20 @@ func (s *streamRenderer) reader(dir string, fsys filesys.FileSystem) kio.LocalPa
 }
 
 // list finds every package's files, in the order the hydrator reads them,
-// through kio's own walk over a file system of empty files (names only).
+// through kio's own walk over a file system of empty files (names only,
+// but for the .krmignore files the walk reads).
 func (s *streamRenderer) list() error {
 	names := filesys.MakeFsInMemory()
-	for p := range s.h.tree {
+	for p, b := range s.h.tree {
 		full := path.Join(s.h.root, p)
 		if err := names.MkdirAll(path.Dir(full)); err != nil {
 			return errFallBack
 		}
-		if err := names.WriteFile(full, nil); err != nil {
+		var content []byte
+		if path.Base(p) == ".krmignore" {
+			content = b
+		}
+		if err := names.WriteFile(full, content); err != nil {
 			return errFallBack
 		}
 	}
@@ -275,6 +280,12 @@ func (s *streamRenderer) prepare(dir string) error {
 				stream, ok = b.StreamWith(config, sources)
 			}
 			if !ok {
+				return errFallBack
+			}
+			if (len(f.Selectors) > 0 || len(f.Exclusions) > 0) && b.ReadsAnyField() {
+				// A selection numbers the resources of the whole list in a
+				// bookkeeping annotation such a function sees (and may
+				// change); a file's resources would be numbered apart.
 				return errFallBack
 			}
 			st := &streamStep{fn: f, image: image, stream: stream, pieces: make([]builtins.Piece, len(s.files))}

@@ -283,6 +283,28 @@ replacements:
 	}
 }
 
+// reviewCases were found by review: a function that panics (the catalog's
+// *OrDie helpers) must fail the render, not the process; a selection
+// numbers the whole list's resources in an annotation search-replace
+// reads and may rewrite; .krmignore hides files from the render.
+func init() {
+	fallBackCases["function-panics"] = Tree{
+		"Kptfile":  []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n"),
+		"crd.yaml": []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\nspec:\n  conversion:\n    webhook:\n      clientConfig:\n        service:\n          namespace: [a, b]\n"),
+	}
+	fallBackCases["search-replace-sees-the-selection"] = Tree{
+		"Kptfile":     []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: search-replace:v0.2\n      configMap:\n        by-value: \"1\"\n        put-value: \"3\"\n      selectors:\n        - kind: Deployment\n"),
+		"deploy.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n"),
+		"other.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n"),
+	}
+	streamCases["krmignore"] = Tree{
+		"Kptfile":      []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        team: ops\n"),
+		".krmignore":   []byte("ignored.yaml\n"),
+		"a.yaml":       []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"),
+		"ignored.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored\n"),
+	}
+}
+
 // fallBackCases must not stream: the whole-list render decides.
 var fallBackCases = map[string]Tree{
 	"moves-a-resource": {
@@ -386,7 +408,7 @@ func TestStreamRenderRandom(t *testing.T) {
 			t.Fatalf("seed %d: results differ (-whole +streamed):\n%s", seed, diff)
 		}
 	}
-	if streamed < 130 || replaced < 15 {
+	if streamed < 110 || replaced < 12 {
 		t.Errorf("only %d of 300 random packages streamed, %d of them with apply-replacements", streamed, replaced)
 	}
 }

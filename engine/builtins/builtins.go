@@ -39,7 +39,16 @@ type Function struct {
 	// sourced, if set, is stream for a function that reads values across
 	// resources it can be handed up front (see Sources).
 	sourced sourcer
+	// readsAll: the function may read or write any field of a resource,
+	// bookkeeping annotations included (see ReadsAnyField).
+	readsAll bool
 }
+
+// ReadsAnyField reports whether f may read or write any field of a
+// resource, the annotations a renderer keeps its bookkeeping in included
+// (search-replace, apply-replacements, starlark), rather than only the
+// fields its configuration names.
+func (f *Function) ReadsAnyField() bool { return f != nil && f.readsAll }
 
 // processor is the body of a built-in. It edits rl in place and returns an
 // error when the function as a whole fails; it may also report failure
@@ -50,15 +59,15 @@ type processor func(rl *resourceList) error
 // package variable so that callers can never mutate shared state.
 func functions() []Function {
 	return []Function{
-		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements, sourced: sourceApplyReplacements},
+		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements, sourced: sourceApplyReplacements, readsAll: true},
 		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: streamed(streamApplySetters), stream: streamApplySetters, skip: skipWithoutSetters},
 		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
-		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace},
+		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace, readsAll: true},
 		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: streamed(streamSetAnnotations), stream: streamSetAnnotations},
 		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: streamed(streamSetImage), stream: streamSetImage, skip: skipWithoutImage},
 		{Name: "set-labels", Versions: []string{"v0.1", "v0.2"}, Description: "Add or update labels on all resources, their selectors and templates.", run: streamed(streamSetLabels), stream: streamSetLabels},
 		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
-		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark},
+		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true},
 		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},
 	}
 }

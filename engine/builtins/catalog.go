@@ -11,6 +11,7 @@ import (
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/order"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -87,15 +88,10 @@ func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok b
 	if err := r.Config(fn.CopyToKubeObject(cfg)); err != nil {
 		return nil, false
 	}
-	type source struct{ kind, name string }
-	var sources []source
 	var targets []*regexp.Regexp
 	for _, rep := range r.Replacements {
-		if rep.Source != nil {
-			if rep.Source.Kind == "" {
-				return nil, false
-			}
-			sources = append(sources, source{rep.Source.Kind, rep.Source.Name})
+		if rep.Source != nil && rep.Source.Kind == "" {
+			return nil, false
 		}
 		for _, t := range rep.Targets {
 			if t == nil || t.Select == nil || t.Select.Kind == "" {
@@ -109,16 +105,12 @@ func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok b
 			targets = append(targets, re)
 		}
 	}
+	source := replacementSources(r.Replacements)
 	return func(n *yaml.RNode) bool {
-		if len(n.GetAnnotations(previousIDAnnotations...)) > 0 {
+		if source(n) {
 			return true
 		}
-		kind, name := n.GetKind(), n.GetName()
-		for _, s := range sources {
-			if s.kind == kind && (s.name == "" || s.name == name) {
-				return true
-			}
-		}
+		kind := n.GetKind()
 		for _, re := range targets {
 			if re.MatchString(kind) {
 				return true
@@ -126,6 +118,26 @@ func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok b
 		}
 		return false
 	}, true
+}
+
+// replacementSources reports which resources may be a replacement's source:
+// the selector's kind and name (kustomize also matches namespaces loosely,
+// "" and "default" alike, so they are not compared), or any resource with
+// earlier identities, which kustomize's selection matches too. A selector
+// without a kind makes every resource a candidate.
+func replacementSources(reps []types.Replacement) func(*yaml.RNode) bool {
+	return func(n *yaml.RNode) bool {
+		if len(n.GetAnnotations(previousIDAnnotations...)) > 0 {
+			return true
+		}
+		kind, name := n.GetKind(), n.GetName()
+		for _, rep := range reps {
+			if s := rep.Source; s != nil && (s.Kind == "" || s.Kind == kind) && (s.Name == "" || s.Name == name) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // starlarkMu serializes starlark runs: the catalog's starlark sets

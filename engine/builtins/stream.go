@@ -48,7 +48,17 @@ var ErrNotStreamable = errors.New("the function relates resources to each other 
 // Apply runs the function on items, in place. Items are never added,
 // dropped or reordered. An error (ErrNotStreamable included) means the
 // piece may be half edited and the caller must start over from the input.
-func (s *Stream) Apply(items []*yaml.RNode) (Piece, error) { return s.apply(items) }
+//
+// A panic in the function (the catalog code uses *OrDie helpers) is an
+// error, as it is in Process.
+func (s *Stream) Apply(items []*yaml.RNode) (p Piece, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = Piece{}, fmt.Errorf("function panicked: %v", r)
+		}
+	}()
+	return s.apply(items)
+}
 
 // Finish returns the function's results for the whole package, given the
 // pieces Apply returned, in package order.
@@ -106,7 +116,7 @@ func (f *Function) StreamWith(functionConfig *yaml.RNode, sources []*yaml.RNode)
 		return nil, false
 	}
 	_, stream, err := f.sourced(functionConfig)
-	if err != nil {
+	if err != nil || len(sources) > maxSources {
 		return nil, false
 	}
 	return stream(sources), true
@@ -444,8 +454,8 @@ func sourceIdentity(n *yaml.RNode) [3]string {
 
 // sourceApplyReplacements: a replacement's source is one resource selected
 // by its identity; a piece sees, besides its own resources, copies of
-// every resource that may be one (same kind, and name and namespace
-// where the selector gives them), as they were when the function began.
+// every resource that may be one (replacementSources), as they were when
+// the function began.
 func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *Stream, error) {
 	if cfg == nil {
 		return nil, nil, errors.New("apply-replacements needs a functionConfig")
@@ -459,20 +469,9 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 			return nil, nil, errors.New("a source selected without a kind may be any resource")
 		}
 	}
-	pick := func(n *yaml.RNode) bool {
-		kind, name, ns := n.GetKind(), n.GetName(), n.GetNamespace()
-		for _, rep := range r.Replacements {
-			if s := rep.Source; s != nil && s.Kind == kind && (s.Name == "" || s.Name == name) && (s.Namespace == "" || s.Namespace == ns) {
-				return true
-			}
-		}
-		return false
-	}
+	pick := replacementSources(r.Replacements)
 	stream := func(sources []*yaml.RNode) *Stream {
 		apply := func(items []*yaml.RNode) (Piece, error) {
-			if len(sources) > maxSources {
-				return Piece{}, ErrNotStreamable
-			}
 			own := make(map[[3]string]bool, len(items))
 			for _, it := range items {
 				own[sourceIdentity(it)] = true
