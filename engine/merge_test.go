@@ -205,7 +205,9 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 // upstream before the local package.
 func TestMergeErrorsAsKpt(t *testing.T) {
 	t.Parallel()
-	dup := func(tr Tree, p string) { tr[p] = append(append([]byte{}, tr[p]...), []byte("---\n"+strings.Split(string(tr[p]), "---\n")[0])...) }
+	dup := func(tr Tree, p string) {
+		tr[p] = append(append([]byte{}, tr[p]...), []byte("---\n"+strings.Split(string(tr[p]), "---\n")[0])...)
+	}
 	broken := func(tr Tree, p string) { tr[p] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n") }
 	for name, breakIt := range map[string]func(o, u, l Tree){
 		"duplicate before unparsable, same tree": func(o, _, _ Tree) { dup(o, "resources-0000.yaml"); broken(o, "resources-0002.yaml") },
