@@ -89,14 +89,7 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 				}
 			}
 		}
-		dir := t.TempDir()
-		write := func(name string, tr Tree) string {
-			p := filepath.Join(dir, name)
-			if err := tr.Write(p); err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
+		write := treeWriter(t, t.TempDir())
 		// Each merge gets its own copies: kpt's updater is not guaranteed
 		// to leave its inputs alone.
 		o1, u1, l1 := write("o1", origin), write("u1", updated), write("kpt", local)
@@ -135,7 +128,6 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 				t.Errorf("seed %d: %s differs (-kpt +kptbot):\n%s", seed, p, cmp.Diff(string(want[p]), string(got[p])))
 			}
 		}
-		os.RemoveAll(dir)
 	}
 }
 
@@ -220,14 +212,7 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 			origin := genPackage(30, 1)
 			updated, local := genPackage(30, 2), genPackage(30, 1)
 			breakIt(origin, updated, local)
-			dir := t.TempDir()
-			write := func(name string, tr Tree) string {
-				p := filepath.Join(dir, name)
-				if err := tr.Write(p); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			write := treeWriter(t, t.TempDir())
 			o1, u1, l1 := write("o1", origin), write("u1", updated), write("l1", local)
 			o2, u2, l2 := write("o2", origin), write("u2", updated), write("l2", local)
 			_ = addMergeCommentsToDirs(o1, u1, l1)
@@ -246,5 +231,18 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 				t.Errorf("kpt: %v\nkptbot: %v\nthey disagree about the kind of error", kerr, err)
 			}
 		})
+	}
+}
+
+// treeWriter returns a function writing a tree to dir/name and returning
+// that path.
+func treeWriter(t *testing.T, dir string) func(name string, tr Tree) string {
+	return func(name string, tr Tree) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := tr.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
