@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"hash/maphash"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -14,6 +15,24 @@ import (
 // serializing them. Two resources sameMeaning calls equal hash equal.
 func fingerprint(seed maphash.Seed, n *yaml.Node) uint64 {
 	return hashNode(seed, n, 0, false)
+}
+
+// meansAsRead reports whether a file's resources mean what they meant
+// when read: as many, at indexes 0..n-1, with the fingerprints before
+// holds (in file order). Such a file keeps its bytes, comments and quirks
+// included, instead of being written again.
+func meansAsRead(seed maphash.Seed, before []uint64, nodes []*yaml.RNode) bool {
+	if len(before) != len(nodes) {
+		return false
+	}
+	sorted := append([]*yaml.RNode(nil), nodes...)
+	sort.SliceStable(sorted, func(i, j int) bool { return indexOf(sorted[i]) < indexOf(sorted[j]) })
+	for i, r := range sorted {
+		if indexOf(r) != i || fingerprint(seed, r.YNode()) != before[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // exactFingerprint also covers comments and scalar styles: two resources

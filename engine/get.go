@@ -15,9 +15,9 @@ import (
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/util/addmergecomment"
-	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Fetcher resolves a version of a package in a repository and returns its
@@ -255,39 +255,18 @@ func directSubpackages(dir string) ([]string, error) {
 // time on all CPUs (kpt holds the whole tree's parsed resources).
 func addMergeComments(dir string) error {
 	r := kio.LocalPackageReader{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true, FileSystem: filesys.FileSystemOrOnDisk{}}
-	root, rels, err := listPackageFiles(r)
-	if errors.Is(err, errNotADir) {
-		err = fmt.Errorf("%s is not a directory", dir)
-	}
-	if err != nil {
-		return fmt.Errorf("adding merge comments in %s: %w", dir, err)
-	}
-	errs := make([]error, len(rels))
-	forEachParallel(len(rels), func(i int) {
-		full := filepath.Join(root, rels[i])
-		content, err := os.ReadFile(full)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		nodes, err := parseFile(r, rels[i], content)
-		if err != nil {
-			errs[i] = kerrors.WrapPrefixf(err, "%s", full)
-			return
-		}
-		if len(nodes) == 0 {
-			return
+	_, err := readPackageFiles(r, func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
+		nodes, err := parse()
+		if err != nil || len(nodes) == 0 {
+			return err
 		}
 		if _, err := kio.FilterAll(&addmergecomment.AddMergeComment{}).Filter(nodes); err != nil {
-			errs[i] = err
-			return
+			return err
 		}
-		errs[i] = writePackage(filesys.FileSystemOrOnDisk{}, root, nodes, nil)
+		return writePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, nil) // f keeps no nodes
 	})
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("adding merge comments in %s: %w", dir, err)
-		}
+	if err != nil {
+		return fmt.Errorf("adding merge comments in %s: %w", dir, err)
 	}
 	return nil
 }

@@ -266,12 +266,7 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 	}
 	return h.step(dir, f, input, mutator, func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
 		output, results, runErr := b.Process(selected, config)
-		res := fnresult.Result{Image: image}
-		if len(results) > 0 {
-			if items, err := toFrameworkResults(results); err == nil {
-				res.Results = items
-			}
-		}
+		res := functionResult(image, results)
 		if runErr != nil {
 			res.ExitCode = 1
 		}
@@ -395,6 +390,18 @@ func (h *hydrator) readFile(dir, name string) ([]byte, error) {
 	return h.fsys.ReadFile(filepath.Join(h.abs(dir), name))
 }
 
+// functionResult is kpt's record of one function run: its image and what
+// it reported.
+func functionResult(image string, results sdk.Results) fnresult.Result {
+	res := fnresult.Result{Image: image}
+	if len(results) > 0 {
+		if items, err := toFrameworkResults(results); err == nil {
+			res.Results = items
+		}
+	}
+	return res
+}
+
 // toFrameworkResults converts the SDK's results to kpt's result type; the
 // two are field-for-field the same.
 func toFrameworkResults(rs sdk.Results) (framework.Results, error) {
@@ -434,19 +441,7 @@ func (h *hydrator) changedOnly(resources []*yaml.RNode) []*yaml.RNode {
 	unchanged := map[string]bool{}
 	for p, rs := range byFile {
 		before, ok := h.before[p]
-		if !ok || len(before) != len(rs) {
-			continue
-		}
-		sorted := append([]*yaml.RNode(nil), rs...)
-		sort.SliceStable(sorted, func(i, j int) bool { return indexOf(sorted[i]) < indexOf(sorted[j]) })
-		same := true
-		for i, r := range sorted {
-			if fingerprint(h.seed, r.YNode()) != before[i] || indexOf(r) != i {
-				same = false
-				break
-			}
-		}
-		unchanged[p] = same
+		unchanged[p] = ok && meansAsRead(h.seed, before, rs)
 	}
 	out := resources[:0:0]
 	for _, r := range resources {

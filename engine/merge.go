@@ -414,18 +414,7 @@ func unchangedFiles(seed maphash.Seed, before map[string][]uint64, out []*yaml.R
 	unchanged := map[string]bool{}
 	for p, ns := range byFile {
 		prints, ok := before[p]
-		if !ok || len(prints) != len(ns) {
-			continue
-		}
-		sort.SliceStable(ns, func(i, j int) bool { return indexOf(ns[i]) < indexOf(ns[j]) })
-		same := true
-		for i, n := range ns {
-			if indexOf(n) != i || fingerprint(seed, n.YNode()) != prints[i] {
-				same = false
-				break
-			}
-		}
-		unchanged[p] = same
+		unchanged[p] = ok && meansAsRead(seed, prints, ns)
 	}
 	return unchanged
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/internal/mergewalk"
-	kerrors "sigs.k8s.io/kustomize/kyaml/errors"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -49,23 +48,14 @@ func (s *mergeSide) read(rel string, prev *packageFile) (*packageFile, error) {
 	if _, ok := s.index[rel]; !ok {
 		return nil, nil
 	}
-	full := filepath.Join(s.root, rel)
-	content, err := s.reader.FileSystem.ReadFile(full)
-	if err != nil {
-		return nil, fmt.Errorf("reading resources in %s: %w", s.dir, kerrors.WrapPrefixf(err, "%s", full))
+	f, err := readListed(s.reader, s.root, rel)
+	if err == nil {
+		err = readMergeFile(&f, s.source, prev, func() ([]*yaml.RNode, error) { return parseListed(s.reader, s.root, f) })
 	}
-	f := &packageFile{rel: rel, content: content}
-	err = readMergeFile(f, s.source, prev, func() ([]*yaml.RNode, error) {
-		nodes, err := parseFile(s.reader, rel, content)
-		if err != nil {
-			err = kerrors.WrapPrefixf(err, "%s", full)
-		}
-		return nodes, err
-	})
 	if err != nil {
 		return nil, fmt.Errorf("reading resources in %s: %w", s.dir, err)
 	}
-	return f, nil
+	return &f, nil
 }
 
 // mergeResources is kpt's resource merge of one package, a file at a

@@ -83,20 +83,13 @@ func readPackageFiles(r kio.LocalPackageReader, hook fileHook) ([]packageFile, e
 	}
 	files := make([]packageFile, len(rels))
 	for i, rel := range rels {
-		files[i].rel = rel
-		if files[i].content, err = r.FileSystem.ReadFile(filepath.Join(root, rel)); err != nil {
-			return nil, kerrors.WrapPrefixf(err, "%s", filepath.Join(root, rel))
+		if files[i], err = readListed(r, root, rel); err != nil {
+			return nil, err
 		}
 	}
 	errs := make([]error, len(rels))
 	forEachParallel(len(rels), func(i int) {
-		parse := func() ([]*yaml.RNode, error) {
-			nodes, err := parseFile(r, rels[i], files[i].content)
-			if err != nil {
-				err = kerrors.WrapPrefixf(err, "%s", filepath.Join(root, rels[i]))
-			}
-			return nodes, err
-		}
+		parse := func() ([]*yaml.RNode, error) { return parseListed(r, root, files[i]) }
 		if hook == nil {
 			files[i].nodes, errs[i] = parse()
 			return
@@ -149,6 +142,27 @@ func listPackageFiles(r kio.LocalPackageReader) (root string, rels []string, err
 		return "", nil, err
 	}
 	return root, rels, nil
+}
+
+// readListed reads file rel of the package r reads under root (as
+// listPackageFiles gives them); an error names the file, as kio's does.
+func readListed(r kio.LocalPackageReader, root, rel string) (packageFile, error) {
+	full := filepath.Join(root, rel)
+	content, err := r.FileSystem.ReadFile(full)
+	if err != nil {
+		return packageFile{}, kerrors.WrapPrefixf(err, "%s", full)
+	}
+	return packageFile{rel: rel, content: content}, nil
+}
+
+// parseListed parses a file readListed read, as r's reader would; an error
+// names the file, as kio's does.
+func parseListed(r kio.LocalPackageReader, root string, f packageFile) ([]*yaml.RNode, error) {
+	nodes, err := parseFile(r, f.rel, f.content)
+	if err != nil {
+		err = kerrors.WrapPrefixf(err, "%s", filepath.Join(root, f.rel))
+	}
+	return nodes, err
 }
 
 // parseFile parses one file of the package as r's reader would.

@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -144,19 +143,13 @@ func (s *streamRenderer) render(ctx context.Context) (Tree, *fnresult.ResultList
 	for _, dir := range s.order {
 		for _, steps := range s.steps[dir] {
 			for _, st := range steps {
-				res := fnresult.Result{Image: st.image}
 				found := st.stream.Finish(st.pieces)
 				for _, r := range found {
 					if r != nil && r.Severity == sdk.Error {
 						return nil, nil, errFallBack
 					}
 				}
-				if len(found) > 0 {
-					if items, err := toFrameworkResults(found); err == nil {
-						res.Results = items
-					}
-				}
-				results.Items = append(results.Items, res)
+				results.Items = append(results.Items, functionResult(st.image, found))
 			}
 		}
 	}
@@ -270,7 +263,14 @@ func (s *streamRenderer) prepare(dir string) error {
 			}
 			image := s.h.resolve(f.Image)
 			b := s.h.fns[image]
-			stream, ok := b.Stream(config)
+			if (len(f.Selectors) > 0 || len(f.Exclusions) > 0) && b.ReadsAnyField() {
+				// A selection numbers the resources of the whole list in a
+				// bookkeeping annotation such a function sees (and may
+				// change); a file's resources would be numbered apart.
+				return errFallBack
+			}
+			var stream *builtins.Stream
+			var ok bool
 			if pick, sourced := b.Sources(config); sourced && mutator {
 				s.steps[dir] = steps // the steps before this one, for the files to go through
 				sources, err := s.sources(dir, len(steps[0]), f, pick)
@@ -278,14 +278,10 @@ func (s *streamRenderer) prepare(dir string) error {
 					return err
 				}
 				stream, ok = b.StreamWith(config, sources)
+			} else {
+				stream, ok = b.Stream(config)
 			}
 			if !ok {
-				return errFallBack
-			}
-			if (len(f.Selectors) > 0 || len(f.Exclusions) > 0) && b.ReadsAnyField() {
-				// A selection numbers the resources of the whole list in a
-				// bookkeeping annotation such a function sees (and may
-				// change); a file's resources would be numbered apart.
 				return errFallBack
 			}
 			st := &streamStep{fn: f, image: image, stream: stream, pieces: make([]builtins.Piece, len(s.files))}
@@ -452,16 +448,7 @@ func (s *streamRenderer) encode(f streamFile, nodes []*yaml.RNode, before []uint
 			return nil, errFallBack
 		}
 	}
-	sorted := append([]*yaml.RNode(nil), nodes...)
-	sort.SliceStable(sorted, func(i, j int) bool { return indexOf(sorted[i]) < indexOf(sorted[j]) })
-	same := true
-	for i, r := range sorted {
-		if fingerprint(s.h.seed, r.YNode()) != before[i] || indexOf(r) != i {
-			same = false
-			break
-		}
-	}
-	if same {
+	if meansAsRead(s.h.seed, before, nodes) {
 		return nil, nil
 	}
 	for _, n := range nodes {

@@ -33,6 +33,12 @@ func runApplyReplacements(rl *resourceList) error {
 	if !ok {
 		return replaceAll(rl)
 	}
+	return replaceInvolved(rl, involved)
+}
+
+// replaceInvolved is apply-replacements on the items involved picks
+// (replacementsInvolve), the others left as they are.
+func replaceInvolved(rl *resourceList, involved func(*yaml.RNode) bool) error {
 	var sub []*yaml.RNode
 	var at []int
 	for i, it := range rl.items {

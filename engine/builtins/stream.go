@@ -470,6 +470,7 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 		}
 	}
 	pick := replacementSources(r.Replacements)
+	involved, narrowed := replacementsInvolve(cfg)
 	stream := func(sources []*yaml.RNode) *Stream {
 		apply := func(items []*yaml.RNode) (Piece, error) {
 			own := make(map[[3]string]bool, len(items))
@@ -485,7 +486,11 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 			extra := len(list)
 			list = append(list, items...)
 			rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: list, functionConfig: cfg.Copy()}
-			if err := runApplyReplacements(rl); err != nil {
+			run := replaceAll
+			if narrowed {
+				run = func(rl *resourceList) error { return replaceInvolved(rl, involved) }
+			}
+			if err := run(rl); err != nil {
 				return Piece{}, err
 			}
 			if e := firstError(rl.results); e != nil {
