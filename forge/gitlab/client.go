@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -81,7 +80,7 @@ func NewClient(httpClient *http.Client, baseURL, token string, opts ...Option) (
 		opt(&o)
 	}
 	if o.clock == nil {
-		o.clock = wallClock{}
+		o.clock = ratelimit.WallClock{}
 	}
 	if baseURL == "" {
 		baseURL = DefaultBaseURL
@@ -119,20 +118,6 @@ func NewClient(httpClient *http.Client, baseURL, token string, opts ...Option) (
 
 // BaseURL is the API root requests go to.
 func (c *Client) BaseURL() string { return c.gl.BaseURL().String() }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // pid is how client-go names a project: its full path (escaped by
 // client-go, so subgroups work), else its numeric ID.

@@ -50,10 +50,14 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-type realClock struct{}
+// WallClock is the real Clock.
+type WallClock struct{}
 
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+// Now is time.Now.
+func (WallClock) Now() time.Time { return time.Now() }
+
+// Sleep waits for d or until ctx is done.
+func (WallClock) Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -104,7 +108,7 @@ func New(limits Limits, clock Clock) *Scheduler {
 		limits.MaxBackoff = time.Minute
 	}
 	if clock == nil {
-		clock = realClock{}
+		clock = WallClock{}
 	}
 	return &Scheduler{limits: limits, clock: clock, rng: rand.New(rand.NewPCG(1, 2))}
 }
