@@ -10,133 +10,58 @@
 //
 // and commit messages ending with a trailer line
 // kpt:{"package":...,"workspaceName":...,"revision":...,"task":{...}}.
+// The naming rules are package porch's; this package holds the git
+// plumbing that applies them.
 package gitrepo
 
-import (
-	"encoding/json"
-	"fmt"
-	"strconv"
-	"strings"
+import "github.com/kptbot/kptbot/porch"
+
+// The full refs of a package revision's branches, for ref updates.
+func draftRef(pkg, ws string) string    { return porch.BranchRef(porch.DraftBranch(pkg, ws)) }
+func proposedRef(pkg, ws string) string { return porch.BranchRef(porch.ProposedBranch(pkg, ws)) }
+func deletionProposedRef(pkg string, n int) string {
+	return porch.BranchRef(porch.DeletionProposedBranch(pkg, n))
+}
+
+// Lifecycle, RefInfo and the functions below are porch's, kept under
+// their old names until every caller names porch.
+type (
+	// Lifecycle is porch.Lifecycle.
+	Lifecycle = porch.Lifecycle
+	// RefInfo is porch.RefInfo.
+	RefInfo = porch.RefInfo
+	// Trailer is porch.Trailer.
+	Trailer = porch.Trailer
 )
 
-// Lifecycle is a package revision's stage, with Porch's names.
-type Lifecycle string
-
-// Porch's lifecycles.
+// Porch's lifecycles (porch's).
 const (
-	Draft            Lifecycle = "Draft"
-	Proposed         Lifecycle = "Proposed"
-	Published        Lifecycle = "Published"
-	DeletionProposed Lifecycle = "DeletionProposed"
+	Draft            = porch.Draft
+	Proposed         = porch.Proposed
+	Published        = porch.Published
+	DeletionProposed = porch.DeletionProposed
 )
 
-// Ref prefixes of Porch's layout.
-const (
-	DraftsPrefix           = "refs/heads/drafts/"
-	ProposedPrefix         = "refs/heads/proposed/"
-	DeletionProposedPrefix = "refs/heads/deletionProposed/"
-	TagsPrefix             = "refs/tags/"
-)
+// TagsPrefix is porch.TagRefPrefix.
+const TagsPrefix = porch.TagRefPrefix
 
-// RefInfo is what a ref name says about a package revision.
-type RefInfo struct {
-	Package   string
-	Workspace string // drafts and proposals
-	Revision  int    // published and deletion-proposed (0 otherwise)
-	Lifecycle Lifecycle
-}
+// ParseRefName is porch.ParseRef.
+func ParseRefName(ref string) (RefInfo, bool) { return porch.ParseRef(ref) }
 
-// ParseRefName classifies a ref of Porch's layout; ok is false for refs
-// that are not package revisions (other branches, tags not <pkg>/v<N>).
-func ParseRefName(ref string) (RefInfo, bool) {
-	split := func(rest string) (string, string, bool) {
-		i := strings.LastIndex(rest, "/")
-		if i <= 0 || i == len(rest)-1 {
-			return "", "", false
-		}
-		return rest[:i], rest[i+1:], true
-	}
-	switch {
-	case strings.HasPrefix(ref, DraftsPrefix):
-		pkg, ws, ok := split(strings.TrimPrefix(ref, DraftsPrefix))
-		return RefInfo{Package: pkg, Workspace: ws, Lifecycle: Draft}, ok
-	case strings.HasPrefix(ref, ProposedPrefix):
-		pkg, ws, ok := split(strings.TrimPrefix(ref, ProposedPrefix))
-		return RefInfo{Package: pkg, Workspace: ws, Lifecycle: Proposed}, ok
-	case strings.HasPrefix(ref, DeletionProposedPrefix):
-		pkg, v, ok := split(strings.TrimPrefix(ref, DeletionProposedPrefix))
-		n, vok := ParseRevision(v)
-		return RefInfo{Package: pkg, Revision: n, Lifecycle: DeletionProposed}, ok && vok
-	case strings.HasPrefix(ref, TagsPrefix):
-		pkg, v, ok := split(strings.TrimPrefix(ref, TagsPrefix))
-		n, vok := ParseRevision(v)
-		return RefInfo{Package: pkg, Revision: n, Lifecycle: Published}, ok && vok
-	}
-	return RefInfo{}, false
-}
+// ParseRevision is porch.ParseRevision.
+func ParseRevision(v string) (int, bool) { return porch.ParseRevision(v) }
 
-// ParseRevision parses Porch's revision names v1, v2, ...
-func ParseRevision(v string) (int, bool) {
-	if !strings.HasPrefix(v, "v") {
-		return 0, false
-	}
-	n, err := strconv.Atoi(v[1:])
-	if err != nil || n <= 0 || strconv.Itoa(n) != v[1:] {
-		return 0, false
-	}
-	return n, true
-}
+// TagName is porch.TagRef.
+func TagName(pkg string, revision int) string { return porch.TagRef(pkg, revision) }
 
-// TagName is the tag of a published revision.
-func TagName(pkg string, revision int) string {
-	return fmt.Sprintf("%s%s/v%d", TagsPrefix, pkg, revision)
-}
+// DraftBranch is the full ref of porch.DraftBranch.
+func DraftBranch(pkg, ws string) string { return draftRef(pkg, ws) }
 
-// DraftBranch, ProposedBranch and DeletionProposedBranch name Porch's
-// branches.
-func DraftBranch(pkg, ws string) string    { return DraftsPrefix + pkg + "/" + ws }
-func ProposedBranch(pkg, ws string) string { return ProposedPrefix + pkg + "/" + ws }
-func DeletionProposedBranch(pkg string, revision int) string {
-	return fmt.Sprintf("%s%s/v%d", DeletionProposedPrefix, pkg, revision)
-}
+// DeletionProposedBranch is the full ref of porch.DeletionProposedBranch.
+func DeletionProposedBranch(pkg string, revision int) string { return deletionProposedRef(pkg, revision) }
 
-// Trailer is the kpt:{...} line Porch ends commit messages with.
-type Trailer struct {
-	Package       string          `json:"package"`
-	WorkspaceName string          `json:"workspaceName,omitempty"`
-	Revision      string          `json:"revision,omitempty"`
-	Task          json.RawMessage `json:"task,omitempty"`
-}
+// ParseTrailer is porch.ParseTrailer.
+func ParseTrailer(message string) (Trailer, bool, error) { return porch.ParseTrailer(message) }
 
-// trailerPrefix starts the trailer; Porch writes it on its own line, older
-// Porch versions at the end of the subject.
-const trailerPrefix = "kpt:"
-
-// ParseTrailer finds the last kpt:{...} trailer in a commit message. found
-// is false when there is none; err reports one that is not valid JSON (Porch
-// repositories in the wild have such commits; readers warn and go on).
-func ParseTrailer(message string) (t Trailer, found bool, err error) {
-	lines := strings.Split(strings.TrimRight(message, "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		line := strings.TrimSpace(lines[i])
-		idx := strings.Index(line, trailerPrefix+"{")
-		if idx < 0 {
-			continue
-		}
-		raw := line[idx+len(trailerPrefix):]
-		if err := json.Unmarshal([]byte(raw), &t); err != nil {
-			return Trailer{}, true, fmt.Errorf("malformed kpt trailer %q: %w", raw, err)
-		}
-		return t, true, nil
-	}
-	return Trailer{}, false, nil
-}
-
-// FormatTrailer renders the trailer line Porch writes.
-func FormatTrailer(t Trailer) (string, error) {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return "", err
-	}
-	return trailerPrefix + string(b), nil
-}
+// FormatTrailer is porch.FormatTrailer.
+func FormatTrailer(t Trailer) (string, error) { return porch.FormatTrailer(t) }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // ErrConflict is returned when a ref changed under us (another writer won
@@ -175,8 +176,8 @@ func (s *Store) removeRef(name string, old *plumbing.Reference) error {
 }
 
 // commit writes a commit of tree with parent and Porch's trailer.
-func (s *Store) commit(parent plumbing.Hash, tree plumbing.Hash, subject string, t Trailer) (plumbing.Hash, error) {
-	line, err := FormatTrailer(t)
+func (s *Store) commit(parent plumbing.Hash, tree plumbing.Hash, subject string, t porch.Trailer) (plumbing.Hash, error) {
+	line, err := porch.FormatTrailer(t)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -217,10 +218,14 @@ func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[strin
 }
 
 func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
-	if err := checkNames(pkg, ws); err != nil {
+	if err := porch.CheckNames(pkg, ws); err != nil {
 		return "", err
 	}
-	for _, name := range []string{DraftBranch(pkg, ws), ProposedBranch(pkg, ws)} {
+	subject, err := commitSubject(task)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range []string{draftRef(pkg, ws), proposedRef(pkg, ws)} {
 		if r, err := s.ref(name); err != nil {
 			return "", err
 		} else if r != nil {
@@ -243,11 +248,11 @@ func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[strin
 	if err != nil {
 		return "", err
 	}
-	h, err := s.commit(parent, tree, "Intermediate commit: "+taskType(task), Trailer{Package: pkg, WorkspaceName: ws, Task: task})
+	h, err := s.commit(parent, tree, subject, porch.Trailer{Package: pkg, WorkspaceName: ws, Task: task})
 	if err != nil {
 		return "", err
 	}
-	return h.String(), s.setRef(DraftBranch(pkg, ws), nil, h)
+	return h.String(), s.setRef(draftRef(pkg, ws), nil, h)
 }
 
 // UpdateDraft commits new package files onto an existing draft, as
@@ -261,7 +266,11 @@ func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[strin
 }
 
 func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
-	name := DraftBranch(pkg, ws)
+	subject, err := commitSubject(task)
+	if err != nil {
+		return "", err
+	}
+	name := draftRef(pkg, ws)
 	old, err := s.ref(name)
 	if err != nil {
 		return "", err
@@ -280,7 +289,7 @@ func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[strin
 	if root != nil && tree == root.Hash {
 		return old.Hash().String(), nil // nothing changed: no empty commit
 	}
-	h, err := s.commit(old.Hash(), tree, "Intermediate commit: "+taskType(task), Trailer{Package: pkg, WorkspaceName: ws, Task: task})
+	h, err := s.commit(old.Hash(), tree, subject, porch.Trailer{Package: pkg, WorkspaceName: ws, Task: task})
 	if err != nil {
 		return "", err
 	}
@@ -289,12 +298,12 @@ func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[strin
 
 // Propose moves a draft to proposed/<pkg>/<ws>.
 func (s *Store) Propose(ctx context.Context, pkg, ws string) error {
-	return s.locked(ctx, func() error { return s.move(DraftBranch(pkg, ws), ProposedBranch(pkg, ws), pkg, ws) })
+	return s.locked(ctx, func() error { return s.move(draftRef(pkg, ws), proposedRef(pkg, ws), pkg, ws) })
 }
 
 // Reject moves a proposal back to drafts/<pkg>/<ws>.
 func (s *Store) Reject(ctx context.Context, pkg, ws string) error {
-	return s.locked(ctx, func() error { return s.move(ProposedBranch(pkg, ws), DraftBranch(pkg, ws), pkg, ws) })
+	return s.locked(ctx, func() error { return s.move(proposedRef(pkg, ws), draftRef(pkg, ws), pkg, ws) })
 }
 
 func (s *Store) move(from, to, pkg, ws string) error {
@@ -324,12 +333,12 @@ func (s *Store) Approve(ctx context.Context, pkg, ws string) (n int, err error) 
 }
 
 func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
-	prop, err := s.ref(ProposedBranch(pkg, ws))
+	prop, err := s.ref(proposedRef(pkg, ws))
 	if err != nil {
 		return 0, err
 	}
 	if prop == nil {
-		return 0, fmt.Errorf("%w: %s/%s is not proposed (no branch %s); propose it first", ErrNotFound, pkg, ws, ProposedBranch(pkg, ws))
+		return 0, fmt.Errorf("%w: %s/%s is not proposed (no branch %s); propose it first", ErrNotFound, pkg, ws, proposedRef(pkg, ws))
 	}
 	files, err := s.repo.Tree(ctx, prop.Hash().String(), "/"+pkg)
 	if err != nil {
@@ -356,23 +365,22 @@ func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rev := fmt.Sprintf("v%d", n)
-	h, err := s.commit(parent, tree, fmt.Sprintf("Approving package revision %s/%d", pkg, n), Trailer{Package: pkg, WorkspaceName: ws, Revision: rev})
+	h, err := s.commit(parent, tree, porch.ApproveSubject(pkg, n), porch.Trailer{Package: pkg, WorkspaceName: ws, Revision: porch.RevisionName(n)})
 	if err != nil {
 		return 0, err
 	}
 	// The tag first: if another approval took revision N, nothing else moved.
-	if err := s.setRef(TagName(pkg, n), nil, h); err != nil {
+	if err := s.setRef(porch.TagRef(pkg, n), nil, h); err != nil {
 		return 0, err
 	}
 	if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
 		// Give the revision number back; nothing else moved.
-		if tag, terr := s.ref(TagName(pkg, n)); terr == nil && tag != nil {
-			_ = s.removeRef(TagName(pkg, n), tag)
+		if tag, terr := s.ref(porch.TagRef(pkg, n)); terr == nil && tag != nil {
+			_ = s.removeRef(porch.TagRef(pkg, n), tag)
 		}
 		return 0, err
 	}
-	return n, s.removeRef(ProposedBranch(pkg, ws), prop)
+	return n, s.removeRef(proposedRef(pkg, ws), prop)
 }
 
 // latest is the highest published revision of pkg (0: none).
@@ -381,12 +389,7 @@ func (s *Store) latest(pkg string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, r := range refs {
-		if info, ok := ParseRefName(r.Name); ok && info.Lifecycle == Published && info.Package == pkg {
-			n = max(n, info.Revision)
-		}
-	}
+	n, _ := porch.LatestOf(pkg, refs, func(r fetch.GitRef) string { return r.Name })
 	return n, nil
 }
 
@@ -397,14 +400,14 @@ func (s *Store) ProposeDelete(ctx context.Context, pkg string, n int) error {
 }
 
 func (s *Store) proposeDelete(ctx context.Context, pkg string, n int) error {
-	tag, err := s.ref(TagName(pkg, n))
+	tag, err := s.ref(porch.TagRef(pkg, n))
 	if err != nil {
 		return err
 	}
 	if tag == nil {
 		return fmt.Errorf("%w: %s/v%d is not published", ErrNotFound, pkg, n)
 	}
-	return s.setRef(DeletionProposedBranch(pkg, n), nil, tag.Hash())
+	return s.setRef(deletionProposedRef(pkg, n), nil, tag.Hash())
 }
 
 // DeleteDraft deletes a draft or proposal branch.
@@ -413,7 +416,7 @@ func (s *Store) DeleteDraft(ctx context.Context, pkg, ws string) error {
 }
 
 func (s *Store) deleteDraft(ctx context.Context, pkg, ws string) error {
-	for _, name := range []string{DraftBranch(pkg, ws), ProposedBranch(pkg, ws)} {
+	for _, name := range []string{draftRef(pkg, ws), proposedRef(pkg, ws)} {
 		r, err := s.ref(name)
 		if err != nil {
 			return err
@@ -433,7 +436,7 @@ func (s *Store) DeletePublished(ctx context.Context, pkg string, n int) error {
 }
 
 func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
-	prop, err := s.ref(DeletionProposedBranch(pkg, n))
+	prop, err := s.ref(deletionProposedRef(pkg, n))
 	if err != nil {
 		return err
 	}
@@ -458,7 +461,7 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 			if err != nil {
 				return err
 			}
-			h, err := s.commit(base.Hash(), tree, fmt.Sprintf("Deleting package %s", pkg), Trailer{Package: pkg, Revision: fmt.Sprintf("v%d", n), Task: []byte(`{"type":"delete"}`)})
+			h, err := s.commit(base.Hash(), tree, fmt.Sprintf("Deleting package %s", pkg), porch.Trailer{Package: pkg, Revision: porch.RevisionName(n), Task: porch.TypeTask(porch.TaskTypeDelete).JSON()})
 			if err != nil {
 				return err
 			}
@@ -467,35 +470,27 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 			}
 		}
 	}
-	tag, err := s.ref(TagName(pkg, n))
+	tag, err := s.ref(porch.TagRef(pkg, n))
 	if err != nil {
 		return err
 	}
 	if tag != nil {
-		if err := s.removeRef(TagName(pkg, n), tag); err != nil {
+		if err := s.removeRef(porch.TagRef(pkg, n), tag); err != nil {
 			return err
 		}
 	}
-	return s.removeRef(DeletionProposedBranch(pkg, n), prop)
+	return s.removeRef(deletionProposedRef(pkg, n), prop)
 }
 
-func taskType(task []byte) string {
-	s := string(task)
-	if i := strings.Index(s, `"type":"`); i >= 0 {
-		rest := s[i+len(`"type":"`):]
-		if j := strings.Index(rest, `"`); j >= 0 {
-			return rest[:j]
-		}
+// commitSubject is the subject Porch gives the commit of task (none:
+// an intermediate commit).
+func commitSubject(task []byte) (string, error) {
+	if len(task) == 0 {
+		return porch.CommitSubject(porch.TaskTypeNone), nil
 	}
-	return "edit"
-}
-
-func checkNames(pkg, ws string) error {
-	if pkg == "" || strings.HasPrefix(pkg, "/") || strings.Contains(pkg, "..") || strings.HasSuffix(pkg, "/") {
-		return fmt.Errorf("package name %q: expected a relative path such as basens or catalog/basens", pkg)
+	t, err := porch.ParseTask(task)
+	if err != nil {
+		return "", err
 	}
-	if ws == "" || strings.Contains(ws, "/") {
-		return fmt.Errorf("workspace name %q: expected a single path segment such as v1 or my-change", ws)
-	}
-	return nil
+	return porch.CommitSubject(t.Type), nil
 }

@@ -9,15 +9,16 @@ import (
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // PackageRevision is one revision of a package in a repository.
 type PackageRevision struct {
-	RefInfo
+	porch.RefInfo
 	Ref    string // the ref it lives on
 	Commit string
 	// Trailer is the revision's kpt trailer, when its commit has one.
-	Trailer *Trailer
+	Trailer *porch.Trailer
 }
 
 // Package is the "Package" view asked for in Porch: one row per package.
@@ -72,7 +73,7 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		if r.Name == "refs/heads/"+branch {
 			branchCommit = r.Commit
 		}
-		info, ok := ParseRefName(r.Name)
+		info, ok := porch.ParseRef(r.Name)
 		if !ok {
 			continue
 		}
@@ -80,7 +81,7 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		msg, err := repo.CommitMessage(r.Commit)
 		if err != nil {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %v", r.Name, err))
-		} else if t, found, err := ParseTrailer(msg); err != nil {
+		} else if t, found, err := porch.ParseTrailer(msg); err != nil {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("%s (commit %s): %v", r.Name, r.Commit[:12], err))
 		} else if found {
 			pr.Trailer = &t
@@ -88,11 +89,9 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		p := get(info.Package)
 		p.Revisions = append(p.Revisions, pr)
 		switch info.Lifecycle {
-		case Published:
-			p.Latest = max(p.Latest, info.Revision)
-		case Draft:
+		case porch.Draft:
 			p.Drafts = append(p.Drafts, info.Workspace)
-		case Proposed:
+		case porch.Proposed:
 			p.Proposals = append(p.Proposals, info.Workspace)
 		}
 	}
@@ -111,6 +110,7 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		sort.Slice(p.Revisions, func(i, j int) bool { return p.Revisions[i].Ref < p.Revisions[j].Ref })
 		sort.Strings(p.Drafts)
 		sort.Strings(p.Proposals)
+		p.Latest, _ = porch.LatestOf(p.Name, p.Revisions, func(r PackageRevision) string { return r.Ref })
 		if p.Latest > 0 {
 			p.Upstream = upstreamOf(ctx, repo, p)
 		}
@@ -143,15 +143,10 @@ func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
 			continue
 		}
 		pkg := strings.Trim(u.dir, "/")
-		best := 0
-		for _, r := range refs {
-			if info, ok := ParseRefName(r.Name); ok && info.Lifecycle == Published && info.Package == pkg {
-				best = max(best, info.Revision)
-			}
-		}
-		current, ok := ParseRevision(strings.TrimPrefix(u.ref, pkg+"/"))
-		if best > 0 && ok && best > current {
-			p.NewerUpstream = fmt.Sprintf("v%d", best)
+		best, _ := porch.LatestOf(pkg, refs, func(r fetch.GitRef) string { return r.Name })
+		current, ok := porch.ParseRevision(strings.TrimPrefix(u.ref, pkg+"/"))
+		if ok && best > current {
+			p.NewerUpstream = porch.RevisionName(best)
 		}
 	}
 }
@@ -159,7 +154,7 @@ func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
 // upstreamOf reads the latest published revision's Kptfile upstream.
 func upstreamOf(ctx context.Context, repo *fetch.Repo, p *Package) string {
 	for _, r := range p.Revisions {
-		if r.Lifecycle != Published || r.Revision != p.Latest {
+		if r.Lifecycle != porch.Published || r.Revision != p.Latest {
 			continue
 		}
 		files, err := repo.Tree(ctx, r.Commit, "/"+p.Name)
