@@ -58,7 +58,9 @@ func TagName(pkg string, revision int) string { return porch.TagRef(pkg, revisio
 func DraftBranch(pkg, ws string) string { return draftRef(pkg, ws) }
 
 // DeletionProposedBranch is the full ref of porch.DeletionProposedBranch.
-func DeletionProposedBranch(pkg string, revision int) string { return deletionProposedRef(pkg, revision) }
+func DeletionProposedBranch(pkg string, revision int) string {
+	return deletionProposedRef(pkg, revision)
+}
 
 // ParseTrailer is porch.ParseTrailer.
 func ParseTrailer(message string) (Trailer, bool, error) { return porch.ParseTrailer(message) }
