@@ -1,10 +1,10 @@
 package config
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -57,6 +57,9 @@ func Expand(set PackageVariantSet, in ExpandInput) ([]PackageVariant, error) {
 	if set.Spec.Upstream == nil {
 		return nil, fmt.Errorf("PackageVariantSet %s: spec.upstream is required", set.Metadata.Name)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), ExpandTimeout)
+	defer cancel()
+	ev := &evaluator{ctx: ctx, set: set.Metadata.Name, progs: map[string]cel.Program{}}
 	var out []PackageVariant
 	seen := map[string]bool{}
 	for i, t := range set.Spec.Targets {
@@ -65,9 +68,12 @@ func Expand(set PackageVariantSet, in ExpandInput) ([]PackageVariant, error) {
 			return nil, fmt.Errorf("PackageVariantSet %s: spec.targets[%d]: %w", set.Metadata.Name, i, err)
 		}
 		for _, tc := range targets {
-			spec, err := render(set, t.Template, tc, in)
+			spec, err := render(ev, set, t.Template, tc, in)
 			if err != nil {
 				return nil, fmt.Errorf("PackageVariantSet %s: spec.targets[%d]: %w", set.Metadata.Name, i, err)
+			}
+			if err := CheckPackagePath(spec.Downstream.Package); err != nil {
+				return nil, fmt.Errorf("PackageVariantSet %s: spec.targets[%d]: the downstream package %q for %s %w", set.Metadata.Name, i, spec.Downstream.Package, spec.Downstream.Repo, err)
 			}
 			// Porch's id; forge repositories are owner/name, and "/" has no
 			// place in a name that ends up in function names and branches.
@@ -173,7 +179,7 @@ func (s *LabelSelector) Matches(labels map[string]string) (bool, error) {
 	return true, nil
 }
 
-func render(set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, in ExpandInput) (*PackageVariantSpec, error) {
+func render(ev *evaluator, set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, in ExpandInput) (*PackageVariantSpec, error) {
 	up := *set.Spec.Upstream
 	spec := &PackageVariantSpec{Upstream: &up, Downstream: &Downstream{Repo: tc.repoDefault, Package: tc.packageDefault}}
 	if t == nil {
@@ -202,7 +208,7 @@ func render(set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, 
 		spec.Downstream.Repo = d.Repo
 	}
 	if repoExpr != "" {
-		if spec.Downstream.Repo, err = evalExpr(repoExpr, inputs); err != nil {
+		if spec.Downstream.Repo, err = ev.eval(repoExpr, inputs); err != nil {
 			return nil, fmt.Errorf("template.downstream.repoExpr: %w", err)
 		}
 	}
@@ -211,23 +217,23 @@ func render(set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, 
 		spec.Downstream.Package = d.Package
 	}
 	if pkgExpr != "" {
-		if spec.Downstream.Package, err = evalExpr(pkgExpr, inputs); err != nil {
+		if spec.Downstream.Package, err = ev.eval(pkgExpr, inputs); err != nil {
 			return nil, fmt.Errorf("template.downstream.packageExpr: %w", err)
 		}
 	}
 	spec.AdoptionPolicy, spec.DeletionPolicy, spec.UpdatePolicy = t.AdoptionPolicy, t.DeletionPolicy, t.UpdatePolicy
-	if spec.Labels, err = overlay("template.labelExprs", t.Labels, t.LabelExprs, inputs); err != nil {
+	if spec.Labels, err = overlay(ev, "template.labelExprs", t.Labels, t.LabelExprs, inputs); err != nil {
 		return nil, err
 	}
-	if spec.Annotations, err = overlay("template.annotationExprs", t.Annotations, t.AnnotationExprs, inputs); err != nil {
+	if spec.Annotations, err = overlay(ev, "template.annotationExprs", t.Annotations, t.AnnotationExprs, inputs); err != nil {
 		return nil, err
 	}
 	if pc := t.PackageContext; pc != nil {
-		data, err := overlay("template.packageContext.dataExprs", pc.Data, pc.DataExprs, inputs)
+		data, err := overlay(ev, "template.packageContext.dataExprs", pc.Data, pc.DataExprs, inputs)
 		if err != nil {
 			return nil, err
 		}
-		remove, err := overlaySlice("template.packageContext.removeKeyExprs", pc.RemoveKeys, pc.RemoveKeyExprs, inputs)
+		remove, err := overlaySlice(ev, "template.packageContext.removeKeyExprs", pc.RemoveKeys, pc.RemoveKeyExprs, inputs)
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +242,7 @@ func render(set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, 
 	for i, it := range t.Injectors {
 		inj := InjectionSelector{Group: it.Group, Version: it.Version, Kind: it.Kind, Name: it.Name}
 		if it.NameExpr != "" {
-			if inj.Name, err = evalExpr(it.NameExpr, inputs); err != nil {
+			if inj.Name, err = ev.eval(it.NameExpr, inputs); err != nil {
 				return nil, fmt.Errorf("template.injectors[%d].nameExpr: %w", i, err)
 			}
 		}
@@ -244,10 +250,10 @@ func render(set PackageVariantSet, t *PackageVariantTemplate, tc targetContext, 
 	}
 	if p := t.Pipeline; p != nil {
 		var pl Pipeline
-		if pl.Validators, err = renderFunctions("template.pipeline.validators", p.Validators, inputs); err != nil {
+		if pl.Validators, err = renderFunctions(ev, "template.pipeline.validators", p.Validators, inputs); err != nil {
 			return nil, err
 		}
-		if pl.Mutators, err = renderFunctions("template.pipeline.mutators", p.Mutators, inputs); err != nil {
+		if pl.Mutators, err = renderFunctions(ev, "template.pipeline.mutators", p.Mutators, inputs); err != nil {
 			return nil, err
 		}
 		if len(pl.Mutators)+len(pl.Validators) > 0 {
@@ -276,11 +282,11 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-func renderFunctions(field string, fts []FunctionTemplate, inputs map[string]any) ([]kptfilev1.Function, error) {
+func renderFunctions(ev *evaluator, field string, fts []FunctionTemplate, inputs map[string]any) ([]kptfilev1.Function, error) {
 	var out []kptfilev1.Function
 	for i, ft := range fts {
 		f := ft.Function
-		cm, err := overlay(fmt.Sprintf("%s[%d].configMapExprs", field, i), ft.ConfigMap, ft.ConfigMapExprs, inputs)
+		cm, err := overlay(ev, fmt.Sprintf("%s[%d].configMapExprs", field, i), ft.ConfigMap, ft.ConfigMapExprs, inputs)
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +296,7 @@ func renderFunctions(field string, fts []FunctionTemplate, inputs map[string]any
 	return out, nil
 }
 
-func overlay(field string, in map[string]string, exprs []MapExpr, inputs map[string]any) (map[string]string, error) {
+func overlay(ev *evaluator, field string, in map[string]string, exprs []MapExpr, inputs map[string]any) (map[string]string, error) {
 	out := make(map[string]string, len(in)+len(exprs))
 	for k, v := range in {
 		out[k] = v
@@ -299,12 +305,12 @@ func overlay(field string, in map[string]string, exprs []MapExpr, inputs map[str
 		k, v := me.Key, me.Value
 		var err error
 		if me.KeyExpr != "" {
-			if k, err = evalExpr(me.KeyExpr, inputs); err != nil {
+			if k, err = ev.eval(me.KeyExpr, inputs); err != nil {
 				return nil, fmt.Errorf("%s[%d].keyExpr: %w", field, i, err)
 			}
 		}
 		if me.ValueExpr != "" {
-			if v, err = evalExpr(me.ValueExpr, inputs); err != nil {
+			if v, err = ev.eval(me.ValueExpr, inputs); err != nil {
 				return nil, fmt.Errorf("%s[%d].valueExpr: %w", field, i, err)
 			}
 		}
@@ -316,13 +322,13 @@ func overlay(field string, in map[string]string, exprs []MapExpr, inputs map[str
 	return out, nil
 }
 
-func overlaySlice(field string, in, exprs []string, inputs map[string]any) ([]string, error) {
+func overlaySlice(ev *evaluator, field string, in, exprs []string, inputs map[string]any) ([]string, error) {
 	set := map[string]bool{}
 	for _, v := range in {
 		set[v] = true
 	}
 	for i, e := range exprs {
-		v, err := evalExpr(e, inputs)
+		v, err := ev.eval(e, inputs)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
 		}
@@ -337,39 +343,4 @@ func overlaySlice(field string, in, exprs []string, inputs map[string]any) ([]st
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// evalExpr compiles and evaluates a CEL expression that must yield a
-// string, with Porch's variables.
-func evalExpr(expr string, inputs map[string]any) (string, error) {
-	env, err := cel.NewEnv(
-		cel.HomogeneousAggregateLiterals(),
-		cel.EagerlyValidateDeclarations(true),
-		cel.DefaultUTCTimeZone(true),
-		cel.Variable("repoDefault", cel.StringType),
-		cel.Variable("packageDefault", cel.StringType),
-		cel.Variable("upstream", cel.DynType),
-		cel.Variable("target", cel.DynType),
-		cel.Variable("repository", cel.DynType),
-	)
-	if err != nil {
-		return "", err
-	}
-	ast, issues := env.Compile(expr)
-	if issues != nil && issues.Err() != nil {
-		return "", fmt.Errorf("%q: %w", expr, issues.Err())
-	}
-	prog, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		return "", fmt.Errorf("%q: %w", expr, err)
-	}
-	val, _, err := prog.Eval(inputs)
-	if err != nil {
-		return "", fmt.Errorf("%q: %w", expr, err)
-	}
-	native, err := val.ConvertToNative(reflect.TypeOf(""))
-	if err != nil {
-		return "", fmt.Errorf("%q: expression must yield a string: %w", expr, err)
-	}
-	return native.(string), nil
 }

@@ -264,6 +264,9 @@ func checkFields(ps *problems, doc int, n *yaml.Node, t reflect.Type, path strin
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		if n.Kind == yaml.ScalarNode && scalarForms[t] {
+			return
+		}
 		if n.Kind != yaml.MappingNode {
 			ps.add(doc, n, path, n.Value, "expected a mapping")
 			return

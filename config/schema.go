@@ -69,6 +69,9 @@ func schemaFor(t reflect.Type, name string) map[string]any {
 			sort.Strings(required)
 			s["required"] = required
 		}
+		if scalarForms[t] {
+			return map[string]any{"oneOf": []any{map[string]any{"type": "string"}, s}}
+		}
 		return s
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": schemaFor(t.Elem(), "")}

@@ -73,6 +73,29 @@ type RepositorySpec struct {
 	MergeMethod string `json:"mergeMethod,omitempty"`
 	// MaxOpenUpdates caps the open update changes (default 20).
 	MaxOpenUpdates int `json:"maxOpenUpdates,omitempty"`
+	// AcceptVariantsFrom lists the repositories whose PackageVariantSets
+	// may write into this one: a set elsewhere can only propose what this
+	// repository's own default branch consents to.
+	AcceptVariantsFrom []VariantSource `json:"acceptVariantsFrom,omitempty"`
+	// AllowedDownstreams lists the repositories (owner/name, owner/* for
+	// every repository under owner, forge:owner/name on another forge)
+	// that may copy this repository's packages although they could not
+	// read it themselves.
+	AllowedDownstreams []string `json:"allowedDownstreams,omitempty"`
+}
+
+// VariantSource is one repository whose PackageVariantSets this repository
+// accepts variants from, and how those variants are applied here: never
+// as the set says, since the set's author is not this repository's owner.
+// In kptbot.yaml it is owner/name, or a mapping with repo and policies.
+type VariantSource struct {
+	// Repo is owner/name (group/.../project on GitLab) on the same forge.
+	Repo string `json:"repo"`
+	// UpdatePolicy is draft, propose or publish for the variants this
+	// source generates (default: the Repository's updatePolicy).
+	UpdatePolicy string `json:"updatePolicy,omitempty"`
+	// AdoptionPolicy is adoptNone (default) or adoptExisting.
+	AdoptionPolicy string `json:"adoptionPolicy,omitempty"`
 }
 
 // Approvals says who may approve.

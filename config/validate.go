@@ -45,9 +45,13 @@ func validate(ps *problems, f *File) {
 		if s.Guardrails != nil {
 			v.pipeline("spec.guardrails", *s.Guardrails)
 		}
-		if strings.HasPrefix(s.Directory, "..") || strings.Contains(s.Directory, "/../") {
-			v.add("spec.directory", s.Directory, "must stay inside the repository")
+		for _, seg := range strings.Split(s.Directory, "/") {
+			if seg == ".." {
+				v.add("spec.directory", s.Directory, "must stay inside the repository")
+				break
+			}
 		}
+		v.trust(s)
 	}
 	names := map[string]int{}
 	for i, pv := range f.Variants {
@@ -58,6 +62,8 @@ func validate(ps *problems, f *File) {
 		v.upstream("spec.upstream", s.Upstream)
 		if s.Downstream == nil || s.Downstream.Package == "" {
 			v.add("spec.downstream.package", "", "is required: the package this variant produces")
+		} else {
+			v.packagePath("spec.downstream.package", s.Downstream.Package)
 		}
 		v.enum("spec.adoptionPolicy", s.AdoptionPolicy, adoptionPolicy)
 		v.enum("spec.deletionPolicy", s.DeletionPolicy, deletionPolicy)
@@ -251,6 +257,9 @@ func (v validator) target(path string, t Target) {
 		if r.Name == "" {
 			v.add(fmt.Sprintf("%s.repositories[%d].name", path, i), "", "is required: owner/name or a git URL")
 		}
+		for j, pn := range r.PackageNames {
+			v.packagePath(fmt.Sprintf("%s.repositories[%d].packageNames[%d]", path, i, j), pn)
+		}
 	}
 	if sel := t.RepositorySelector; sel != nil {
 		for i, e := range sel.MatchExpressions {
@@ -277,6 +286,7 @@ func (v validator) template(path string, t PackageVariantTemplate) {
 		if d.Package != "" && d.PackageExpr != "" {
 			v.add(path+".downstream", "", "package and packageExpr are mutually exclusive")
 		}
+		v.packagePath(path+".downstream.package", d.Package)
 		if d.Repo != "" && d.RepoExpr != "" {
 			v.add(path+".downstream", "", "repo and repoExpr are mutually exclusive")
 		}

@@ -283,3 +283,38 @@ func TestReconcileUpdatesOpenDraft(t *testing.T) {
 		t.Errorf("open draft not moved to v3:\n%s", rq)
 	}
 }
+
+// TestReconcileRefusesDotDirectoryPackage: plain-git reconcile applies the
+// same downstream path rule as the bot (config.CheckPackagePath): a set
+// whose expression names .github writes nothing and says why.
+func TestReconcileRefusesDotDirectoryPackage(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	cfg := `apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata: {name: edge-7}
+spec: {}
+---
+apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata: {name: sneaky}
+spec:
+  upstream: {repo: UPSTREAM, package: basens, revision: v3}
+  targets:
+    - repositories: [{name: edge-7}]
+      template:
+        downstream: {packageExpr: "'.github/workflows'"}
+`
+	bare := downstreamRepo(t, up, cfg)
+	s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), s, "main", Options{})
+	if err == nil || !strings.Contains(err.Error(), `PackageVariantSet sneaky: spec.targets[0]: the downstream package ".github/workflows"`) || !strings.Contains(err.Error(), "dot-directory") {
+		t.Fatalf("Run = %v, want the set's dot-directory package refused", err)
+	}
+	if refs := gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)"); strings.Contains(refs, "drafts/") || strings.Contains(refs, ".github") {
+		t.Errorf("refs after a refused set: %s", refs)
+	}
+}

@@ -1,0 +1,113 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/interpreter"
+)
+
+// Limits on PackageVariantSet template expressions. A set is written by
+// whoever can push to its repository and evaluated by the bot for every
+// target, so an expression must not be able to spend the bot's CPU: each
+// is bounded in size, in CEL's cost units and in time, and a whole set's
+// expansion in time. Porch's expressions (string concatenation, label
+// lookups) cost tens of units.
+const (
+	// ExprCostLimit is CEL's runtime cost limit for one evaluation.
+	ExprCostLimit = 100_000
+	// ExprSizeLimit is the longest expression accepted, in code points.
+	ExprSizeLimit = 4096
+	// ExprTimeout bounds one evaluation.
+	ExprTimeout = 100 * time.Millisecond
+	// ExpandTimeout bounds expanding one PackageVariantSet, every target
+	// and expression included.
+	ExpandTimeout = 5 * time.Second
+	// exprInterruptEvery is how many comprehension iterations run between
+	// checks of the deadline.
+	exprInterruptEvery = 100
+	// exprRecursionLimit bounds the parse tree's depth.
+	exprRecursionLimit = 64
+)
+
+// celEnv is the one environment every template expression compiles in,
+// with Porch's variables.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.HomogeneousAggregateLiterals(),
+		cel.EagerlyValidateDeclarations(true),
+		cel.DefaultUTCTimeZone(true),
+		cel.ParserExpressionSizeLimit(ExprSizeLimit),
+		cel.ParserRecursionLimit(exprRecursionLimit),
+		cel.Variable("repoDefault", cel.StringType),
+		cel.Variable("packageDefault", cel.StringType),
+		cel.Variable("upstream", cel.DynType),
+		cel.Variable("target", cel.DynType),
+		cel.Variable("repository", cel.DynType),
+	)
+})
+
+// evaluator evaluates one set's expressions: each compiled once, every
+// evaluation within the set's deadline.
+type evaluator struct {
+	ctx   context.Context
+	set   string
+	progs map[string]cel.Program
+}
+
+// eval evaluates a CEL expression that must yield a string.
+func (ev *evaluator) eval(expr string, inputs map[string]any) (string, error) {
+	prog, err := ev.program(expr)
+	if err != nil {
+		return "", err
+	}
+	if err := ev.ctx.Err(); err != nil {
+		return "", fmt.Errorf("%q: not evaluated: expanding the set took longer than %s", expr, ExpandTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ev.ctx, ExprTimeout)
+	defer cancel()
+	val, _, err := prog.ContextEval(ctx, inputs)
+	if err != nil {
+		var cancelled interpreter.EvalCancelledError
+		switch {
+		case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
+			return "", fmt.Errorf("%q: exceeds the cost limit of %d: template expressions must stay simple (no large or nested comprehensions)", expr, ExprCostLimit)
+		case ctx.Err() != nil && ev.ctx.Err() != nil:
+			return "", fmt.Errorf("%q: stopped: expanding the set took longer than %s", expr, ExpandTimeout)
+		case ctx.Err() != nil:
+			return "", fmt.Errorf("%q: stopped: took longer than %s", expr, ExprTimeout)
+		}
+		return "", fmt.Errorf("%q: %w", expr, err)
+	}
+	native, err := val.ConvertToNative(reflect.TypeOf(""))
+	if err != nil {
+		return "", fmt.Errorf("%q: expression must yield a string: %w", expr, err)
+	}
+	return native.(string), nil
+}
+
+func (ev *evaluator) program(expr string) (cel.Program, error) {
+	if p, ok := ev.progs[expr]; ok {
+		return p, nil
+	}
+	env, err := celEnv()
+	if err != nil {
+		return nil, err
+	}
+	ast, issues := env.Compile(expr)
+	if issues != nil && issues.Err() != nil {
+		return nil, fmt.Errorf("%q: %w", expr, issues.Err())
+	}
+	prog, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize),
+		cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(exprInterruptEvery))
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", expr, err)
+	}
+	ev.progs[expr] = prog
+	return prog, nil
+}
