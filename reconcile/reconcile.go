@@ -21,6 +21,7 @@ import (
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -28,8 +29,8 @@ import (
 // the package, and that variant's deletionPolicy (remembered because the
 // policy must still apply after the variant is removed from kptbot.yaml).
 const (
-	OwnerAnnotation          = "kptbot.dev/package-variant"
-	DeletionPolicyAnnotation = "kptbot.dev/deletion-policy"
+	OwnerAnnotation          = porch.OwnerAnnotation
+	DeletionPolicyAnnotation = porch.DeletionPolicyAnnotation
 )
 
 // Action is one step of a plan.
@@ -120,6 +121,7 @@ type downstream struct {
 	latest       int
 	latestCommit string
 	drafts       []gitrepo.PackageRevision // drafts and proposals
+	tags         []fetch.GitRef            // published revisions
 }
 
 func (r *reconciler) load(ctx context.Context, opts Options) error {
@@ -163,7 +165,7 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 	}
 	r.packages = map[string]*downstream{}
 	for _, ref := range refs {
-		info, ok := gitrepo.ParseRefName(ref.Name)
+		info, ok := porch.ParseRef(ref.Name)
 		if !ok {
 			continue
 		}
@@ -173,12 +175,15 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 			r.packages[info.Package] = d
 		}
 		switch info.Lifecycle {
-		case gitrepo.Published:
-			if info.Revision > d.latest {
-				d.latest, d.latestCommit = info.Revision, ref.Commit
-			}
-		case gitrepo.Draft, gitrepo.Proposed:
+		case porch.Published:
+			d.tags = append(d.tags, ref)
+		case porch.Draft, porch.Proposed:
 			d.drafts = append(d.drafts, gitrepo.PackageRevision{RefInfo: info, Ref: ref.Name, Commit: ref.Commit})
+		}
+	}
+	for pkg, d := range r.packages {
+		if n, i := porch.LatestOf(pkg, d.tags, func(r fetch.GitRef) string { return r.Name }); i >= 0 {
+			d.latest, d.latestCommit = n, d.tags[i].Commit
 		}
 	}
 	return nil
@@ -236,16 +241,11 @@ func (r *reconciler) upstreamRevision(ctx context.Context, up *config.Upstream) 
 	if err != nil {
 		return "", err
 	}
-	best := 0
-	for _, ref := range refs {
-		if info, ok := gitrepo.ParseRefName(ref.Name); ok && info.Lifecycle == gitrepo.Published && info.Package == strings.Trim(up.Package, "/") {
-			best = max(best, info.Revision)
-		}
-	}
-	if best == 0 {
+	best, i := porch.LatestOf(strings.Trim(up.Package, "/"), refs, func(r fetch.GitRef) string { return r.Name })
+	if i < 0 {
 		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, up.Package, up.Package)
 	}
-	return fmt.Sprintf("v%d", best), nil
+	return porch.RevisionName(best), nil
 }
 
 func (r *reconciler) files(ctx context.Context, commit, pkg string) (engine.Tree, error) {
@@ -286,7 +286,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		}
 		if o := owner(published); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
 			a.Kind = "skip"
-			a.Why = fmt.Sprintf("%s/v%d exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", pkg, d.latest, o)
+			a.Why = fmt.Sprintf("%s exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", porch.Tag(pkg, d.latest), o)
 			return a, nil
 		}
 	}
@@ -305,7 +305,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 	}
 	a.files = out.Tree
 	if published != nil && published.Equal(a.files) {
-		a.Kind, a.Why = "none", fmt.Sprintf("%s/v%d is up to date with %s@%s", pkg, d.latest, pv.Spec.Upstream.Package, rev)
+		a.Kind, a.Why = "none", fmt.Sprintf("%s is up to date with %s@%s", porch.Tag(pkg, d.latest), pv.Spec.Upstream.Package, rev)
 		return a, nil
 	}
 	// One open draft per variant: update it rather than opening another.
@@ -321,7 +321,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		switch {
 		case files.Equal(a.files):
 			a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, dr.Workspace)
-		case dr.Lifecycle == gitrepo.Proposed:
+		case dr.Lifecycle == porch.Proposed:
 			a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, dr.Workspace, why)
 		default:
 			edited, err := r.editedByOthers(dr.Commit)
@@ -487,12 +487,12 @@ func workspaceRev(rev string) string {
 
 func (r *reconciler) workspaceInHistory(pkg, ws string) bool {
 	for _, ref := range r.refs {
-		info, ok := gitrepo.ParseRefName(ref.Name)
-		if !ok || info.Package != pkg || info.Lifecycle != gitrepo.Published {
+		info, ok := porch.ParseRef(ref.Name)
+		if !ok || info.Package != pkg || info.Lifecycle != porch.Published {
 			continue
 		}
 		if msg, err := r.store.Repo().CommitMessage(ref.Commit); err == nil {
-			if t, found, err := gitrepo.ParseTrailer(msg); err == nil && found && t.WorkspaceName == ws {
+			if t, found, err := porch.ParseTrailer(msg); err == nil && found && t.WorkspaceName == ws {
 				return true
 			}
 		}
@@ -527,17 +527,17 @@ func (r *reconciler) orphans(names map[string]bool) []Action {
 		// approves it); orphan leaves the package alone.
 		if annotationOf(files, DeletionPolicyAnnotation) == "orphan" {
 			out = append(out, Action{Variant: o, Package: pkg, Kind: "none",
-				Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s/v%d", o, pkg, d.latest)})
+				Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s", o, porch.Tag(pkg, d.latest))})
 			continue
 		}
 		out = append(out, Action{Variant: o, Package: pkg, Kind: "propose-delete",
-			Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy delete: proposing deletion of %s/v%d", o, pkg, d.latest)})
+			Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy delete: proposing deletion of %s", o, porch.Tag(pkg, d.latest))})
 	}
 	return out
 }
 
 func (r *reconciler) apply(ctx context.Context, a *Action) error {
-	task := []byte(fmt.Sprintf(`{"type":"edit","edit":{"packageVariant":%q}}`, a.Variant))
+	task := porch.VariantEditTask(a.Variant).JSON()
 	switch a.Kind {
 	case "create-draft":
 		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task)
