@@ -298,6 +298,12 @@ func TestRpkgLifecycle(t *testing.T) {
 	}
 	repo := []string{"--repo", deploy}
 	run(append([]string{"rpkg", "clone", "file://" + blueprints + "/basens@v2", "team-a", "--workspace", "v1"}, repo...)...)
+	// The draft's commit is Porch's: its subject, and the clone task as
+	// porchctl rpkg clone records it.
+	msg := gitfixture.Git(t, deploy, "log", "-1", "--format=%B", "drafts/team-a/v1")
+	if want := `,"task":{"type":"clone","clone":{"upstreamRef":{"type":"git","git":{"repo":"file://` + strings.TrimSuffix(blueprints, ".git") + `","ref":"basens/v2","directory":"/basens","secretRef":{"name":""}}}}}}`; !strings.HasPrefix(msg, "Creating new revision by cloning\n") || !strings.Contains(msg, want) {
+		t.Errorf("clone commit lacks Porch's subject or task %s:\n%s", want, msg)
+	}
 	edit := filepath.Join(root, "edit")
 	run(append([]string{"rpkg", "pull", "team-a", edit, "--workspace", "v1"}, repo...)...)
 	ns := filepath.Join(edit, "namespace.yaml")

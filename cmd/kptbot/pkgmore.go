@@ -9,6 +9,7 @@ import (
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 	"github.com/spf13/cobra"
 )
 
@@ -116,7 +117,7 @@ revision, lifecycle and digest; "(latest)" marks the tag "latest" resolves to.`,
 			for _, p := range l.Packages {
 				latest := "-"
 				if p.Latest > 0 {
-					latest = fmt.Sprintf("v%d", p.Latest)
+					latest = porch.RevisionName(p.Latest)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, latest, dash(strings.Join(p.Drafts, ",")), dash(strings.Join(p.Proposals, ",")), dash(p.Upstream), dash(p.NewerUpstream))
 			}

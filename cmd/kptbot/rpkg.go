@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
@@ -13,6 +14,7 @@ import (
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 	"github.com/spf13/cobra"
 )
 
@@ -129,8 +131,8 @@ func rpkgGet() *cobra.Command {
 				}
 				for _, r := range p.Revisions {
 					rev, ws := "-", dash(r.Workspace)
-					if r.Revision > 0 {
-						rev = fmt.Sprintf("v%d", r.Revision)
+					if r.Lifecycle == porch.Published || r.Lifecycle == porch.DeletionProposed {
+						rev = porch.RevisionName(r.Revision)
 					}
 					if r.Trailer != nil && r.Trailer.WorkspaceName != "" && ws == "-" {
 						ws = r.Trailer.WorkspaceName
@@ -186,7 +188,7 @@ func rpkgInit() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			commit, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, []byte(fmt.Sprintf(`{"type":"init","init":{"description":%q}}`, opts.Description)))
+			commit, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, porch.InitTask(opts.Description).JSON())
 			if err != nil {
 				return err
 			}
@@ -240,8 +242,7 @@ func rpkgClone() *cobra.Command {
 				return err
 			}
 			up := res.Packages[0]
-			task := cloneTask(up)
-			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, []byte(task))
+			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, cloneTask(up).JSON())
 			if err != nil {
 				return err
 			}
@@ -256,17 +257,17 @@ func rpkgClone() *cobra.Command {
 }
 
 // cloneTask is the clone task recorded in the draft's kpt trailer, in
-// Porch's shape: upstreamRef.git for git, upstreamRef.oci.image (pinned by
-// digest) for OCI; an archive, which Porch has no type for, is recorded
-// as its URL and digest under upstreamRef.http.
-func cloneTask(up engine.FetchedPackage) string {
+// Porch's shape (porchctl rpkg clone's): upstreamRef.git for git,
+// upstreamRef.oci.image (pinned by digest) for OCI; an archive, which Porch
+// has no type for, is recorded as its URL and digest under upstreamRef.http.
+func cloneTask(up engine.FetchedPackage) porch.Task {
 	switch up.Store {
 	case locator.OCI:
-		return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"type":"oci","oci":{"image":%q}}}}`, locator.ImageName(up.Repo, up.Dir)+"@"+up.Resolved.Commit)
+		return porch.CloneOCITask(locator.ImageName(up.Repo, up.Dir) + "@" + up.Resolved.Commit)
 	case locator.HTTP:
-		return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"type":"http","http":{"url":%q,"directory":%q,"digest":%q}}}}`, locator.Expand(up.Repo, up.Resolved.Ref), up.Dir, up.Resolved.Commit)
+		return porch.CloneHTTPTask(locator.Expand(up.Repo, up.Resolved.Ref), up.Dir, up.Resolved.Commit)
 	}
-	return fmt.Sprintf(`{"type":"clone","clone":{"upstreamRef":{"git":{"repo":%q,"directory":%q,"ref":%q}}}}`, up.Repo, up.Dir, up.Resolved.Ref)
+	return porch.CloneGitTask(up.Repo, up.Dir, up.Resolved.Ref)
 }
 
 func rpkgCopy() *cobra.Command {
@@ -285,27 +286,21 @@ func rpkgCopy() *cobra.Command {
 				return err
 			}
 			// --revision N, or the latest published revision.
-			n, commit := 0, ""
-			for _, r := range refs {
-				info, ok := gitrepo.ParseRefName(r.Name)
-				if !ok || info.Lifecycle != gitrepo.Published || info.Package != args[0] {
-					continue
-				}
-				if info.Revision == f.revision || (f.revision == 0 && info.Revision > n) {
-					n, commit = info.Revision, r.Commit
-				}
+			n, i := porch.LatestOf(args[0], refs, func(r fetch.GitRef) string { return r.Name })
+			if f.revision != 0 {
+				n, i = f.revision, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(args[0], f.revision) })
 			}
-			if commit == "" {
+			if i < 0 {
 				return fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, args[0], f.revision)
 			}
-			files, err := s.Repo().Tree(cmd.Context(), commit, "/"+args[0])
+			files, err := s.Repo().Tree(cmd.Context(), refs[i].Commit, "/"+args[0])
 			if err != nil {
 				return err
 			}
-			if _, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, []byte(fmt.Sprintf(`{"type":"edit","edit":{"sourceRef":{"name":"%s/v%d"}}}`, args[0], n))); err != nil {
+			if _, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, porch.EditTask(porch.Tag(args[0], n)).JSON()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s created from %s/v%d\n", args[0], f.workspace, args[0], n)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s created from %s\n", args[0], f.workspace, porch.Tag(args[0], n))
 			return nil
 		},
 	}
@@ -320,12 +315,12 @@ func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (engine.T
 		return nil, err
 	}
 	for _, r := range refs {
-		if r.Name == gitrepo.DraftBranch(pkg, ws) {
+		if r.Name == porch.BranchRef(porch.DraftBranch(pkg, ws)) {
 			files, err := s.Repo().Tree(ctx, r.Commit, "/"+pkg)
 			return engine.Tree(files), err
 		}
 	}
-	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitrepo.ErrNotFound, pkg, ws, gitrepo.DraftBranch(pkg, ws))
+	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitrepo.ErrNotFound, pkg, ws, porch.DraftBranch(pkg, ws))
 }
 
 func rpkgPull() *cobra.Command {
@@ -371,7 +366,7 @@ func rpkgPush() *cobra.Command {
 			if files, err = renderFiles(cmd.Context(), files); err != nil {
 				return err
 			}
-			commit, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, files, []byte(`{"type":"patch"}`))
+			commit, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, files, porch.TypeTask(porch.TaskTypePatch).JSON())
 			if err != nil {
 				return err
 			}
@@ -423,7 +418,7 @@ func rpkgUpgrade() *cobra.Command {
 			if merged, err = renderFiles(cmd.Context(), merged); err != nil {
 				return err
 			}
-			if _, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, merged, []byte(`{"type":"update"}`)); err != nil {
+			if _, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -478,7 +473,7 @@ func rpkgApprove() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s published as %s/v%d\n", args[0], f.workspace, args[0], n)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s published as %s\n", args[0], f.workspace, porch.Tag(args[0], n))
 			return nil
 		},
 	}
