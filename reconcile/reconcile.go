@@ -48,6 +48,9 @@ type Action struct {
 	Blocking []string `json:"blocking,omitempty"`
 
 	files engine.Tree
+	// task is the Porch task the draft's commit records: clone for a new
+	// package, upgrade for a new upstream revision, edit for mutations.
+	task porch.Task
 }
 
 // Options configures Run.
@@ -290,10 +293,11 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 			return a, nil
 		}
 	}
-	desired, why, err := r.desired(ctx, pv, pkg, rev, published)
+	desired, why, task, err := r.desired(ctx, pv, pkg, rev, published, porch.Tag(pkg, d.latest))
 	if err != nil {
 		return a, err
 	}
+	a.task = task
 	res, err := engine.ApplyVariant(desired, pv, r.sources)
 	if err != nil {
 		return a, err
@@ -342,38 +346,44 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 }
 
 // desired is the package before the variant's mutations: the upstream
-// cloned (first time) or the published package merged with the upstream
-// revision (3-way, local edits kept).
-func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg, rev string, published engine.Tree) (engine.Tree, string, error) {
+// cloned (first time) or the published package (revision local) merged
+// with the upstream revision (3-way, local edits kept); task is what Porch
+// records for it.
+func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg, rev string, published engine.Tree, local string) (_ engine.Tree, why string, task porch.Task, _ error) {
 	tmp, err := os.MkdirTemp("", "kptbot-reconcile-")
 	if err != nil {
-		return nil, "", err
+		return nil, "", task, err
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, path.Base(pkg))
 	up := pv.Spec.Upstream
 	if published == nil {
-		if _, err := engine.Get(ctx, r.upstreams, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment}); err != nil {
-			return nil, "", err
+		res, err := engine.Get(ctx, r.upstreams, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment})
+		if err != nil {
+			return nil, "", task, err
 		}
 		files, err := engine.ReadTree(dir)
 		if err != nil {
-			return nil, "", err
+			return nil, "", task, err
+		}
+		task = porch.VariantEditTask(pv.Metadata.Name)
+		if len(res.Packages) > 0 {
+			task = res.Packages[0].CloneTask()
 		}
 		err = markOwned(files, pv)
-		return files, fmt.Sprintf("clone %s", upstreamName(up, rev)), err
+		return files, fmt.Sprintf("clone %s", upstreamName(up, rev)), task, err
 	}
 	if err := published.Write(dir); err != nil {
-		return nil, "", err
+		return nil, "", task, err
 	}
-	why := "apply the variant's mutations"
+	why, task = "apply the variant's mutations", porch.VariantEditTask(pv.Metadata.Name)
 	kf, err := engine.DecodeKptfile(engine.KptfileName, published[engine.KptfileName])
 	if err != nil {
-		return nil, "", err
+		return nil, "", task, err
 	}
 	cur, err := engine.UpstreamOf(kf)
 	if err != nil {
-		return nil, "", fmt.Errorf("published %s/Kptfile: %w", pkg, err)
+		return nil, "", task, fmt.Errorf("published %s/Kptfile: %w", pkg, err)
 	}
 	// A git ref names fixed content here (a Porch tag); an OCI tag or an
 	// archive URL can be re-pointed, so those are always merged: the lock
@@ -381,15 +391,24 @@ func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg,
 	// nothing.
 	if cur == nil || cur.Ref != rev || cur.Store != locator.Git {
 		if _, err := engine.Update(ctx, r.upstreams, dir, engine.UpdateOptions{Version: rev}); err != nil {
-			return nil, "", err
+			return nil, "", task, err
 		}
 		why = fmt.Sprintf("upgrade to %s", upstreamName(up, rev))
+		old := ""
+		if cur != nil {
+			old = cur.String()
+		}
+		strategy := porch.ResourceMerge
+		if kf.Upstream != nil && kf.Upstream.UpdateStrategy != "" {
+			strategy = porch.PackageMergeStrategy(kf.Upstream.UpdateStrategy)
+		}
+		task = porch.UpgradeTask(old, upstreamName(up, rev), local, strategy)
 	}
 	files, err := engine.ReadTree(dir)
 	if err != nil {
-		return nil, "", err
+		return nil, "", task, err
 	}
-	return files, why, markOwned(files, pv)
+	return files, why, task, markOwned(files, pv)
 }
 
 // upstreamName names a variant's upstream at rev in its store's syntax.
@@ -537,7 +556,7 @@ func (r *reconciler) orphans(names map[string]bool) []Action {
 }
 
 func (r *reconciler) apply(ctx context.Context, a *Action) error {
-	task := porch.VariantEditTask(a.Variant).JSON()
+	task := a.task.JSON()
 	switch a.Kind {
 	case "create-draft":
 		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task)

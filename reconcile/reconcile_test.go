@@ -9,6 +9,7 @@ import (
 
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/internal/gitfixture"
+	"github.com/kptbot/kptbot/porch"
 )
 
 const kptbotYAML = `apiVersion: kptbot.dev/v1alpha1
@@ -90,6 +91,10 @@ func TestReconcileLifecycle(t *testing.T) {
 		t.Fatalf("second run = %s, want none (idempotent)", got)
 	}
 	draft := "drafts/team-a/team-a-v2"
+	clone := draftTask(t, bare, draft, "Creating new revision by cloning")
+	if want := porch.CloneGitTask(strings.TrimSuffix(up, ".git"), "/basens", "basens/v2"); string(clone.JSON()) != string(want.JSON()) {
+		t.Errorf("clone draft's task = %s\nwant %s", clone.JSON(), want.JSON())
+	}
 	kf := gitfixture.Git(t, bare, "show", draft+":team-a/Kptfile")
 	for _, want := range []string{"team: a", "kptbot.dev/package-variant: 'team-a'", "name: PackageVariant.team-a.ns.0"} {
 		if !strings.Contains(kf, want) {
@@ -123,6 +128,11 @@ func TestReconcileLifecycle(t *testing.T) {
 	if kinds(plan) != "create-draft" || plan[0].Workspace != "team-a-v4" || !strings.Contains(plan[0].Why, "upgrade to") {
 		t.Fatalf("upgrade plan = %+v", plan)
 	}
+	upgrade := draftTask(t, bare, "drafts/team-a/team-a-v4", "Upgrading revision")
+	want := porch.UpgradeTask(strings.TrimSuffix(up, ".git")+"/basens@v2", strings.TrimSuffix(up, ".git")+"/basens@v4", "team-a/v1", porch.ResourceMerge)
+	if string(upgrade.JSON()) != string(want.JSON()) {
+		t.Errorf("upgrade draft's task = %s\nwant %s", upgrade.JSON(), want.JSON())
+	}
 	rq := gitfixture.Git(t, bare, "show", "drafts/team-a/team-a-v4:team-a/resourcequota.yaml")
 	if !strings.Contains(rq, `cpu: "50"`) || !strings.Contains(rq, "namespace: team-a") {
 		t.Errorf("upgraded draft resourcequota.yaml:\n%s", rq)
@@ -130,6 +140,25 @@ func TestReconcileLifecycle(t *testing.T) {
 	if got := kinds(run(t, bare, false)); got != "none" {
 		t.Fatalf("after upgrade = %s, want none", got)
 	}
+}
+
+// draftTask reads the task of the commit at the tip of a draft branch,
+// whose subject must be Porch's for that task.
+func draftTask(t *testing.T, bare, branch, subject string) porch.Task {
+	t.Helper()
+	msg := gitfixture.Git(t, bare, "log", "-1", "--format=%B", branch)
+	if !strings.HasPrefix(msg, subject+"\n") {
+		t.Errorf("%s: subject is not %q:\n%s", branch, subject, msg)
+	}
+	tr, found, err := porch.ParseTrailer(msg)
+	if err != nil || !found {
+		t.Fatalf("%s: no kpt trailer (%v):\n%s", branch, err, msg)
+	}
+	task, ok, err := tr.ParsedTask()
+	if err != nil || !ok {
+		t.Fatalf("%s: trailer without a task (%v):\n%s", branch, err, msg)
+	}
+	return task
 }
 
 func TestReconcileLeavesHumanEditsAlone(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
-	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/spf13/cobra"
@@ -242,7 +241,7 @@ func rpkgClone() *cobra.Command {
 				return err
 			}
 			up := res.Packages[0]
-			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, cloneTask(up).JSON())
+			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, up.CloneTask().JSON())
 			if err != nil {
 				return err
 			}
@@ -254,20 +253,6 @@ func rpkgClone() *cobra.Command {
 	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "generate package-context.yaml")
 	sf.register(cmd)
 	return cmd
-}
-
-// cloneTask is the clone task recorded in the draft's kpt trailer, in
-// Porch's shape (porchctl rpkg clone's): upstreamRef.git for git,
-// upstreamRef.oci.image (pinned by digest) for OCI; an archive, which Porch
-// has no type for, is recorded as its URL and digest under upstreamRef.http.
-func cloneTask(up engine.FetchedPackage) porch.Task {
-	switch up.Store {
-	case locator.OCI:
-		return porch.CloneOCITask(locator.ImageName(up.Repo, up.Dir) + "@" + up.Resolved.Commit)
-	case locator.HTTP:
-		return porch.CloneHTTPTask(locator.Expand(up.Repo, up.Resolved.Ref), up.Dir, up.Resolved.Commit)
-	}
-	return porch.CloneGitTask(up.Repo, up.Dir, up.Resolved.Ref)
 }
 
 func rpkgCopy() *cobra.Command {
