@@ -186,6 +186,25 @@ func LatestOf[T any](pkg string, items []T, name func(T) string) (revision, inde
 	return revision, index
 }
 
+// LatestByPackage is, in one pass, every package's highest published
+// revision among items (named as for LatestOf); a package with no
+// published revision is absent.
+func LatestByPackage[T any](items []T, name func(T) string) map[string]int {
+	out := map[string]int{}
+	for _, it := range items {
+		t, ok := tagOf(name(it))
+		if !ok {
+			continue
+		}
+		if p, n, ok := ParseTag(t); ok {
+			if cur, seen := out[p]; !seen || n > cur {
+				out[p] = n
+			}
+		}
+	}
+	return out
+}
+
 // Latest is pkg's highest published revision among names (tag names or
 // full ref names); ok is false when there is none.
 func Latest(pkg string, names []string) (revision int, ok bool) {

@@ -1,6 +1,7 @@
 package porch
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,20 @@ func TestLatestOfIndex(t *testing.T) {
 	}
 	if n, i := LatestOf("c", refs, func(r ref) string { return r.name }); n != 0 || i != -1 {
 		t.Errorf("LatestOf(absent) = %d, %d", n, i)
+	}
+}
+
+func TestLatestByPackage(t *testing.T) {
+	names := []string{"a/v1", "a/v3", "a/v2", "a/sub/v9", "b/v0", "v7", "refs/tags/c/v4", "refs/heads/drafts/d/v5", "e/v01"}
+	got := LatestByPackage(names, func(s string) string { return s })
+	want := map[string]int{"a": 3, "a/sub": 9, "b": 0, "c": 4}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LatestByPackage = %v, want %v", got, want)
+	}
+	for pkg, n := range want {
+		if m, ok := Latest(pkg, names); !ok || m != n {
+			t.Errorf("Latest(%q) = %d, %v; LatestByPackage says %d", pkg, m, ok, n)
+		}
 	}
 }
 
