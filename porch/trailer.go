@@ -51,6 +51,17 @@ func FormatTrailer(t Trailer) (string, error) {
 	return TrailerPrefix + string(b), nil
 }
 
+// TaskTrailer is the trailer line of a commit task made to pkg's
+// revision in workspace ws (revision "" before publishing). A typed task
+// always encodes, so there is no error to handle.
+func TaskTrailer(pkg, ws, revision string, task Task) string {
+	line, err := FormatTrailer(Trailer{Package: pkg, WorkspaceName: ws, Revision: revision, Task: task.JSON()})
+	if err != nil {
+		panic(err) // unreachable: Task.JSON is valid JSON
+	}
+	return line
+}
+
 // ParsedTask reads the trailer's task; ok is false when it has none.
 func (t Trailer) ParsedTask() (task Task, ok bool, err error) {
 	if len(t.Task) == 0 || string(t.Task) == "null" {

@@ -59,6 +59,13 @@ func TestFormatTrailer(t *testing.T) {
 	}
 }
 
+func TestTaskTrailer(t *testing.T) {
+	got := TaskTrailer("a/b", "", RevisionName(3), TypeTask(TaskTypeDelete))
+	if want := `kpt:{"package":"a/b","revision":"v3","task":{"type":"delete"}}`; got != want {
+		t.Errorf("TaskTrailer = %s, want %s", got, want)
+	}
+}
+
 func TestParsedTask(t *testing.T) {
 	tr := Trailer{Package: "a", Task: UpgradeTask("o", "n", "l", "").JSON()}
 	task, ok, err := tr.ParsedTask()
