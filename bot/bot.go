@@ -67,6 +67,9 @@ type Bot struct {
 	mergeWaits []time.Duration
 	// fanOuts counts downstream repositories a fan-out reached, by state.
 	fanOuts *prometheus.CounterVec
+	// fanOutRuns and tags: see fanout_run.go and index.go.
+	fanOutRuns fanOutRuns
+	tags       tagCache
 }
 
 // New returns a Bot.
@@ -288,9 +291,9 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 			out.Skipped = "push to a branch other than the default branch"
 			break
 		}
-		// kptbot.yaml may have changed: the index and the repository's
-		// variants follow.
-		b.forgetIndex()
+		// kptbot.yaml may have changed: the index entry and the
+		// repository's variants follow.
+		b.indexRepo(ctx, ev.Repo)
 		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	case forge.EventTagPushed:
 		err = b.onTag(ctx, ev, &out)
@@ -299,10 +302,23 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	case forge.EventInstallationAdded:
 		for _, r := range ev.Repos {
 			r.Forge = ev.Forge
+			b.indexRepo(ctx, r)
+			if s := schedulerFrom(ctx); s != nil {
+				s.Resync(r) // in r's own serialization
+				continue
+			}
 			o, rerr := b.Reconcile(ctx, r)
 			out.Add(o)
 			err = errors.Join(err, rerr)
 		}
+	case forge.EventInstallationRemoved:
+		for _, r := range ev.Repos {
+			r.Forge = ev.Forge
+			b.unindexRepo(r)
+		}
+	case forge.EventTagDeleted:
+		b.forgetTags(ev.Repo)
+		out.Skipped = "tag deleted"
 	default:
 		out.Skipped = fmt.Sprintf("nothing to do for %s", ev.Kind)
 	}

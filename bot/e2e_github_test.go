@@ -36,9 +36,10 @@ type ghWorld struct {
 
 // ghNode is one bot replica: its own adapter, Bot and Server.
 type ghNode struct {
-	srv  *httptest.Server
-	done chan struct{}
-	bot  *Bot
+	srv    *httptest.Server
+	done   chan struct{}
+	bot    *Bot
+	server *Server
 }
 
 // doneHandler tells the test when a queued event has been handled.
@@ -90,7 +91,7 @@ func (w *ghWorld) addNode(b *Bot) {
 		go func() { s.Run(ctx); close(stopped) }()
 		hs := httptest.NewServer(s.Router())
 		t.Cleanup(func() { hs.Close(); cancel(); <-stopped })
-		w.nodes = append(w.nodes, &ghNode{srv: hs, done: done, bot: b})
+		w.nodes = append(w.nodes, &ghNode{srv: hs, done: done, bot: b, server: s})
 	}
 }
 
@@ -156,6 +157,12 @@ func (w *ghWorld) deliver(i int, event, id string, body []byte) int {
 		case <-w.nodes[i].done:
 		case <-time.After(60 * time.Second):
 			w.t.Fatalf("delivery %s (%s) was not handled", id, event)
+		}
+		// and what it queued (a fan-out's jobs) has run
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := w.nodes[i].server.WaitIdle(ctx); err != nil {
+			w.t.Fatalf("delivery %s (%s): the work it queued did not finish: %v", id, event, err)
 		}
 	}
 	return resp.StatusCode

@@ -38,6 +38,7 @@ type glWorld struct {
 	// replicas are the bot servers in front of the one GitLab, each with
 	// its own adapter, Bot and delivery dedup (scenario 6).
 	replicas []*httptest.Server
+	servers  []*Server
 
 	mu sync.Mutex
 	// mergeSHAs are the sha parameters of the merge calls GitLab received.
@@ -99,6 +100,7 @@ func newGLWorldReplicas(t *testing.T, replicas int) *glWorld {
 		srv := httptest.NewServer(s.Router())
 		t.Cleanup(func() { srv.Close(); cancel(); <-stopped })
 		w.replicas = append(w.replicas, srv)
+		w.servers = append(w.servers, s)
 		if i == 0 {
 			w.bot, w.srv = b, srv
 		}
@@ -209,6 +211,14 @@ func (w *glWorld) deliverTo(i int, hook, key, token string, body []byte) int {
 		case <-w.done:
 		case <-time.After(60 * time.Second):
 			w.t.Fatalf("delivery %s (%s) was not handled", key, hook)
+		}
+		// and what it queued (a fan-out's jobs) has run
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		for _, s := range w.servers {
+			if err := s.WaitIdle(ctx); err != nil {
+				w.t.Fatalf("delivery %s (%s): the work it queued did not finish: %v", key, hook, err)
+			}
 		}
 	}
 	return resp.StatusCode

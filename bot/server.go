@@ -3,9 +3,10 @@ package bot
 import (
 	"context"
 	"errors"
-	"hash/fnv"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/workqueue"
 )
 
 // Handler is what the server feeds: *Bot, or a test double.
@@ -36,22 +38,31 @@ type ServerOptions struct {
 	Repos          func(ctx context.Context) ([]forge.Repo, error)
 	ResyncInterval time.Duration
 	Workers        int
-	QueueSize      int
-	Logger         *slog.Logger
+	// QueueSize bounds the distinct repositories with webhook work waiting
+	// (default 1000); resyncs and fan-outs never count against it.
+	QueueSize int
+	Logger    *slog.Logger
 	// Registry receives the server's metrics (nil: a new one).
 	Registry *prometheus.Registry
 	// DedupSize is how many delivery ids are remembered (default 10000).
 	DedupSize int
+	// RetryBackoff is the first delay before an item that panicked is
+	// tried again (default 2s), doubled per attempt up to a minute;
+	// MaxAttempts bounds the tries (default 3).
+	RetryBackoff time.Duration
+	MaxAttempts  int
 }
 
 // Server is the webhook server: deliveries are verified, deduplicated,
-// acknowledged with 202 once queued (503 when the queue is full), and
-// processed by a worker pool in which one repository's events always go
-// to the same worker, so they are handled in order and never concurrently.
+// acknowledged with 202 once queued, and processed by a worker pool.
+// Work is queued per repository (workqueue): whatever arrives for a
+// repository while its item waits merges into it, a repository's work
+// never runs concurrently, webhook work goes before resyncs and fan-outs,
+// and only webhook work can fill the queue (503 then).
 type Server struct {
 	opts    ServerOptions
 	log     *slog.Logger
-	queues  []chan job
+	queue   *workqueue.Queue
 	dedup   *dedup
 	reg     *prometheus.Registry
 	metrics serverMetrics
@@ -62,16 +73,13 @@ type Server struct {
 	wg       sync.WaitGroup
 }
 
-type job struct {
-	ev     forge.Event
-	resync bool
-}
-
 type serverMetrics struct {
 	deliveries *prometheus.CounterVec
 	handled    *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
-	queued     prometheus.Gauge
+	coalesced  *prometheus.CounterVec
+	refused    prometheus.Counter
+	items      *prometheus.CounterVec
 }
 
 // NewServer returns a server; call Run to start its workers.
@@ -79,8 +87,8 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Workers < 1 {
 		opts.Workers = 4
 	}
-	if opts.QueueSize < opts.Workers {
-		opts.QueueSize = opts.Workers
+	if opts.QueueSize < 1 {
+		opts.QueueSize = 1000
 	}
 	if opts.DedupSize < 1 {
 		opts.DedupSize = 10000
@@ -91,17 +99,35 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{opts: opts, log: opts.Logger, dedup: newDedup(opts.DedupSize), reg: opts.Registry}
-	for i := 0; i < opts.Workers; i++ {
-		s.queues = append(s.queues, make(chan job, opts.QueueSize/opts.Workers))
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = 2 * time.Second
 	}
+	if opts.MaxAttempts < 1 {
+		opts.MaxAttempts = 3
+	}
+	s := &Server{opts: opts, log: opts.Logger, dedup: newDedup(opts.DedupSize), reg: opts.Registry,
+		queue: workqueue.New(workqueue.Options{Capacity: opts.QueueSize})}
 	s.metrics = serverMetrics{
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_webhook_deliveries_total", Help: "Webhook deliveries by forge and result (queued, duplicate, rejected, full, ignored)."}, []string{"forge", "result"}),
-		handled:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_events_handled_total", Help: "Events and resyncs handled, by kind and result."}, []string{"kind", "result"}),
-		duration:   prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kptbot_event_duration_seconds", Help: "Time to handle one event or resync.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"kind"}),
-		queued:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "kptbot_queue_depth", Help: "Events waiting for a worker."}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_webhook_deliveries_total", Help: "Webhook deliveries by forge and result (queued, coalesced, duplicate, rejected, refused, ignored)."}, []string{"forge", "result"}),
+		handled:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_events_handled_total", Help: "Events, jobs and resyncs handled, by kind and result."}, []string{"kind", "result"}),
+		duration:   prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kptbot_event_duration_seconds", Help: "Time to handle one event, job or resync.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"kind"}),
+		coalesced:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_queue_coalesced_total", Help: "Work merged into a repository's waiting item instead of queued again, by priority."}, []string{"priority"}),
+		refused:    prometheus.NewCounter(prometheus.CounterOpts{Name: "kptbot_webhooks_refused_total", Help: "Webhook deliveries answered 503 because too many repositories had webhook work waiting."}),
+		items:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_queue_items_total", Help: "Work items finished, by result (ok, error, retried, dropped)."}, []string{"result"}),
 	}
-	s.reg.MustRegister(s.metrics.deliveries, s.metrics.handled, s.metrics.duration, s.metrics.queued)
+	stat := func(f func(workqueue.Stats) float64) func() float64 {
+		return func() float64 { return f(s.queue.Stats()) }
+	}
+	depth := func(p workqueue.Priority) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kptbot_queue_depth", Help: "Repositories with work waiting, by priority.", ConstLabels: prometheus.Labels{"priority": p.String()}},
+			stat(func(st workqueue.Stats) float64 { return float64(st.Waiting[p]) }))
+	}
+	s.reg.MustRegister(s.metrics.deliveries, s.metrics.handled, s.metrics.duration, s.metrics.coalesced, s.metrics.refused, s.metrics.items,
+		depth(workqueue.Interactive), depth(workqueue.Bulk),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kptbot_queue_running", Help: "Work items being handled."},
+			stat(func(st workqueue.Stats) float64 { return float64(st.Running) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kptbot_queue_oldest_item_age_seconds", Help: "Age of the oldest waiting work item."},
+			stat(func(st workqueue.Stats) float64 { return st.OldestAge.Seconds() })))
 	return s
 }
 
@@ -160,32 +186,48 @@ func (s *Server) webhook(c *gin.Context) {
 		c.JSON(http.StatusOK, gin.H{"duplicate": ev.DeliveryID})
 		return
 	}
-	if !s.enqueue(job{ev: ev}) {
-		s.dedup.release(key) // the forge redelivers after a 503
-		s.metrics.deliveries.WithLabelValues(name, "full").Inc()
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "queue full; redeliver later"})
+	if ev.Repo.Forge == "" {
+		ev.Repo.Forge = ev.Forge
+	}
+	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(ev.Repo), Priority: workqueue.Interactive, Subject: ev.Repo,
+		Hint: &workqueue.Hint{Merge: eventMergeKey(ev), Value: ev}})
+	if err != nil {
+		s.dedup.release(key) // the forge may redeliver after a 503
+		s.metrics.deliveries.WithLabelValues(name, "refused").Inc()
+		s.metrics.refused.Inc()
+		st := s.queue.Stats()
+		s.log.Warn("webhook refused", "forge", name, "delivery", ev.DeliveryID, "repo", ev.Repo.FullName, "err", err,
+			"waiting_interactive", st.Waiting[workqueue.Interactive], "capacity", s.opts.QueueSize)
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "too many repositories have webhook work waiting; redeliver later"})
 		return
 	}
-	s.metrics.deliveries.WithLabelValues(name, "queued").Inc()
+	result := "queued"
+	if coalesced {
+		result = "coalesced"
+		s.metrics.coalesced.WithLabelValues(workqueue.Interactive.String()).Inc()
+	}
+	s.metrics.deliveries.WithLabelValues(name, result).Inc()
 	c.JSON(http.StatusAccepted, gin.H{"queued": ev.DeliveryID})
 }
 
-func (s *Server) enqueue(j job) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.draining {
-		return false
+// repoKey is a repository's queue key: its work is serialized on it.
+func repoKey(r forge.Repo) string { return r.Forge + "/" + strings.ToLower(r.FullName) }
+
+// eventMergeKey says which waiting events a newer one supersedes: the same
+// kind on the same change or ref (the bot reads current state, so the
+// newer hint is enough). Comments and reviews never merge: each is a
+// person's act with its own reply.
+func eventMergeKey(ev forge.Event) string {
+	switch ev.Kind {
+	case forge.EventCommentCreated, forge.EventCommentEdited, forge.EventReviewSubmitted, forge.EventReviewDismissed,
+		forge.EventApproved, forge.EventUnapproved, forge.EventInstallationAdded, forge.EventInstallationRemoved:
+		return ""
 	}
-	h := fnv.New32a()
-	h.Write([]byte(j.ev.Forge + "/" + j.ev.Repo.FullName))
-	q := s.queues[int(h.Sum32()%uint32(len(s.queues)))]
-	select {
-	case q <- j:
-		s.metrics.queued.Inc()
-		return true
-	default:
-		return false
+	n := 0
+	if ev.Change != nil {
+		n = ev.Change.Number
 	}
+	return fmt.Sprintf("event %s #%d %s", ev.Kind, n, ev.Ref)
 }
 
 // Run starts the workers and the periodic resync, and blocks until ctx is
@@ -193,9 +235,9 @@ func (s *Server) enqueue(j job) bool {
 func (s *Server) Run(ctx context.Context) error {
 	work, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	for _, q := range s.queues {
+	for i := 0; i < s.opts.Workers; i++ {
 		s.wg.Add(1)
-		go s.worker(work, q)
+		go s.worker(work)
 	}
 	s.mu.Lock()
 	s.ready = true
@@ -212,10 +254,8 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			s.mu.Lock()
 			s.draining = true
-			for _, q := range s.queues {
-				close(q)
-			}
 			s.mu.Unlock()
+			s.queue.Close()
 			s.wg.Wait()
 			return nil
 		case <-resync:
@@ -224,49 +264,46 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
-// resync queues every repository for reconciliation, repairing whatever
-// a missed webhook or a crash left behind.
+// resync marks every repository dirty: its waiting item (one is made when
+// there is none) will reconcile it, repairing whatever a missed webhook or
+// a crash left behind. A repository already waiting is not queued again.
 func (s *Server) resync(ctx context.Context) {
 	repos, err := s.opts.Repos(ctx)
 	if err != nil {
 		s.log.Error("listing repositories for resync", "err", err)
-		return
 	}
 	for _, r := range repos {
-		if !s.enqueue(job{ev: forge.Event{Forge: r.Forge, Repo: r}, resync: true}) {
-			s.log.Warn("resync skipped: queue full", "repo", r.FullName)
-		}
+		s.Resync(r)
 	}
 }
 
-func (s *Server) worker(ctx context.Context, q chan job) {
-	defer s.wg.Done()
-	for j := range q {
-		s.metrics.queued.Dec()
-		s.process(ctx, j)
+// Resync marks one repository for reconciliation (bulk work).
+func (s *Server) Resync(r forge.Repo) {
+	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(r), Priority: workqueue.Bulk, Subject: r, Dirty: true})
+	if coalesced {
+		s.metrics.coalesced.WithLabelValues(workqueue.Bulk.String()).Inc()
+	}
+	if err != nil && !errors.Is(err, workqueue.ErrClosed) {
+		s.log.Error("resync not queued", "repo", r.FullName, "err", err)
 	}
 }
 
-func (s *Server) process(ctx context.Context, j job) {
-	kind := string(j.ev.Kind)
-	if j.resync {
-		kind = "resync"
+// Schedule queues a job in r's own serialization, as bulk work: a job
+// with the same Key already waiting for r is replaced by this one.
+func (s *Server) Schedule(r forge.Repo, j Job) error {
+	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(r), Priority: workqueue.Bulk, Subject: r, Hint: &workqueue.Hint{Merge: j.Key, Value: j}})
+	if coalesced {
+		s.metrics.coalesced.WithLabelValues(workqueue.Bulk.String()).Inc()
 	}
-	start := time.Now()
-	var err error
-	if j.resync {
-		_, err = s.opts.Handler.Reconcile(ctx, j.ev.Repo)
-	} else {
-		_, err = s.opts.Handler.Handle(ctx, j.ev)
-	}
-	s.metrics.duration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
-	result := "ok"
 	if err != nil {
-		result = "error"
-		s.log.Error("event failed", "delivery", j.ev.DeliveryID, "repo", j.ev.Repo.FullName, "kind", kind, "err", err)
+		return fmt.Errorf("queueing %s for %s: %w", j.Key, r.FullName, err)
 	}
-	s.metrics.handled.WithLabelValues(kind, result).Inc()
+	return nil
 }
+
+// WaitIdle blocks until no work waits, runs or awaits a retry (for tests
+// and tools that need the effects of what they delivered).
+func (s *Server) WaitIdle(ctx context.Context) error { return s.queue.WaitIdle(ctx) }
 
 // dedup remembers the last n delivery ids.
 type dedup struct {

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,8 @@ type index struct {
 	generated map[string][]config.PackageVariant
 	// problems are set expansion errors, by the set's repository.
 	problems map[string][]Problem
+	// rebuild makes concurrent full rebuilds one (see RefreshIndex).
+	rebuild sync.Mutex
 }
 
 type indexed struct {
@@ -38,45 +39,10 @@ type indexed struct {
 	cfg  *config.File // nil when the repository has no (valid) kptbot.yaml
 }
 
-// indexTTL is how long an index serves before a reconcile rebuilds it.
-const indexTTL = 10 * time.Minute
-
-// RefreshIndex re-reads every visible repository's kptbot.yaml.
-func (b *Bot) RefreshIndex(ctx context.Context) error {
-	var all []indexed
-	names := make([]string, 0, len(b.opts.Forges))
-	for n := range b.opts.Forges {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		f := b.opts.Forges[n]
-		repos, err := f.ListRepos(ctx)
-		if err != nil {
-			return fmt.Errorf("listing %s repositories: %w", n, err)
-		}
-		for _, r := range repos {
-			if r.Forge == "" {
-				r.Forge = n
-			}
-			if r.DefaultBranch == "" {
-				r.DefaultBranch = "main"
-			}
-			var out Outcome
-			rc, err := b.open(ctx, r, &out)
-			ix := indexed{f: f, repo: r}
-			if err == nil && rc.cfgPath != "" {
-				ix.cfg = rc.cfg
-			}
-			all = append(all, ix)
-		}
-	}
-	gen, probs := expandSets(all)
-	b.index.mu.Lock()
-	b.index.repos, b.index.built, b.index.generated, b.index.problems = all, time.Now(), gen, probs
-	b.index.mu.Unlock()
-	return nil
-}
+// indexTTL is how long an index serves before a reconcile rebuilds it in
+// full; in between, pushes and installation events update it one
+// repository at a time (index.go).
+const indexTTL = 30 * time.Minute
 
 func genKey(forgeName, repo string) string { return forgeName + "/" + strings.ToLower(repo) }
 
@@ -276,18 +242,8 @@ func (ff *forgeFetcher) Fetch(ctx context.Context, repo, dir, version string) (m
 // resolve is kpt's rule: the tag <dir>/<version> first, then version as a
 // tag, a branch, or a commit.
 func (ff *forgeFetcher) resolve(ctx context.Context, ix indexed, dir, version string) (fetch.Resolved, error) {
-	tags, err := ix.f.ListTags(ctx, ix.repo)
-	if err != nil {
-		return fetch.Resolved{}, err
-	}
-	byName := map[string]string{}
-	for _, t := range tags {
-		byName[t.Name] = t.SHA
-	}
-	for _, cand := range []string{dir + "/" + version, version} {
-		if sha, ok := byName[cand]; ok {
-			return fetch.Resolved{Ref: cand, Commit: sha}, nil
-		}
+	if ref, sha, err := ff.tagAmong(ctx, ix, dir+"/"+version, version); err != nil || sha != "" {
+		return fetch.Resolved{Ref: ref, Commit: sha}, err
 	}
 	branches, err := ix.f.ListBranches(ctx, ix.repo)
 	if err != nil {
@@ -316,7 +272,7 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 	}
 	var names []string
 	if ix, ok := ff.lookup(up.Repo); ok {
-		tags, err := ix.f.ListTags(ctx, ix.repo)
+		tags, err := ff.b.listTags(ctx, ix.f, ix.repo)
 		if err != nil {
 			return "", err
 		}
