@@ -48,7 +48,7 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 		res.problems = append(res.problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: res.name, File: dir + "/Kptfile", Message: err.Error()})
 		return res
 	}
-	r, err := engine.RenderTree(ctx, in, engine.RenderOptions{Runtimes: rt})
+	r, err := engine.RenderTree(ctx, in, engine.RenderOptions{Runtimes: rt, Dir: dir})
 	if err == nil {
 		for _, p := range resultProblems(rc.repo.FullName, res.name, dir, r.Results) {
 			if p.Severity == SeverityWarning {

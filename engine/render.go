@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -37,6 +38,10 @@ type RenderOptions struct {
 	// catalog's ghcr.io prefix).
 	ImagePrefix string
 
+	// Dir names the package in messages: a Kptfile at fault is named
+	// Dir/Kptfile (Render sets it to the package's directory).
+	Dir string
+
 	// kptOnly skips the in-process hydrator (tests compare the two).
 	kptOnly bool
 	// wholeList skips the streamed render (tests compare the two).
@@ -63,7 +68,7 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	if _, ok := in[KptfileName]; !ok {
 		return nil, fmt.Errorf("no Kptfile at the package root: not a kpt package")
 	}
-	if _, err := DecodeKptfile(KptfileName, in[KptfileName]); err != nil {
+	if err := checkKptfiles(in, opts.Dir); err != nil {
 		return nil, err
 	}
 	if !opts.kptOnly && !opts.wholeList {
@@ -121,6 +126,37 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	return res, nil
 }
 
+// checkKptfiles decodes every Kptfile of the package, naming the one at
+// fault by its path under dir. A subpackage whose Kptfile cannot be read
+// fails the render, as in kpt, rather than being skipped (its resources
+// would silently escape its pipeline and the root's); that failure is a
+// RenderError, which kpt records in the root Kptfile.
+func checkKptfiles(in Tree, dir string) error {
+	for _, p := range in.Paths() {
+		if path.Base(p) != KptfileName || underVCSDir(p) {
+			continue
+		}
+		if _, err := DecodeKptfile(path.Join(filepath.ToSlash(dir), p), in[p]); err != nil {
+			if p == KptfileName {
+				return err
+			}
+			return &RenderError{Err: fmt.Errorf("subpackage %s: %w", path.Dir(p), err)}
+		}
+	}
+	return nil
+}
+
+// underVCSDir reports whether p lies in a .git directory, which kpt's
+// subpackage walk skips.
+func underVCSDir(p string) bool {
+	for _, part := range strings.Split(path.Dir(p), "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
 // RenderError is a failed render: the message says which function failed
 // and why; Results holds what the functions reported.
 type RenderError struct {
@@ -164,6 +200,9 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 	have, err := ReadTree(dir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Dir == "" {
+		opts.Dir = dir
 	}
 	res, rerr := RenderTree(ctx, have, opts)
 	if rerr != nil {

@@ -75,7 +75,7 @@ func (e *CannotRunError) Error() string {
 
 func cannotRun(image string, allowContainers bool, engine string) error {
 	var why []string
-	why = append(why, "it is not a built-in (`kptbot fn list` shows the built-ins and their versions)")
+	why = append(why, "it is not a built-in ("+builtins.Explain(image)+"; `kptbot fn list` shows the built-ins and their versions)")
 	switch {
 	case !allowContainers:
 		why = append(why, "container functions are not allowed here")

@@ -97,9 +97,6 @@ func Lookup(image string) (*Function, bool) {
 			return nil, false
 		}
 	}
-	// Only the catalog's own registry paths: other registries may host
-	// different code under the same name, so they go to the container runtime.
-	catalogPrefixes := [...]string{"", "ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/"}
 	name := ""
 	for _, p := range catalogPrefixes {
 		rest, ok := strings.CutPrefix(ref, p)

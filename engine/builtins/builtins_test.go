@@ -151,3 +151,27 @@ func TestRunWithoutItems(t *testing.T) {
 		t.Errorf("set-labels without config: err = %v", err)
 	}
 }
+
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ image, want string }{
+		{"set-label:v0.2", `no built-in is named "set-label"; did you mean "set-labels"?; built-ins: apply-replacements, `},
+		{"ghcr.io/kptdev/krm-functions-catalog/set-namespce:v0.4", `did you mean "set-namespace"?`},
+		{"starlark-fn:v0.5", `did you mean "starlark"?`},
+		{"kubeval:v0.3", `no built-in is named "kubeval"; built-ins: apply-replacements`},
+		{"set-labels:v0.3.0", `the built-in set-labels does not support the tag "v0.3.0"; supported tags: v0.1.x, v0.2.x, latest, unstable, or no tag`},
+		{"gcr.io/kpt-fn/set-namespace:v1", `supported tags: v0.1.x, v0.2.x, v0.3.x, v0.4.x, latest`},
+		{"set-labels@sha256:3cbbd11b", `a digest (@sha256:3cbbd11b) pins a build`},
+		{"docker.io/library/set-labels:v0.2", `only images of the catalog (ghcr.io/kptdev/krm-functions-catalog/set-labels or gcr.io/kpt-fn/set-labels) run as the built-in set-labels, not docker.io/library/set-labels`},
+		{"set-labels:v0.2", ""},
+	}
+	for _, tt := range tests {
+		got := Explain(tt.image)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("Explain(%q) = %q, want it to contain %q", tt.image, got, tt.want)
+		}
+	}
+	if strings.Contains(Explain("kubeval:v0.3"), "did you mean") {
+		t.Errorf("Explain suggests a built-in for an unrelated name: %q", Explain("kubeval:v0.3"))
+	}
+}
