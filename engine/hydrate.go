@@ -53,6 +53,8 @@ type hydrator struct {
 	seed   maphash.Seed
 	// tree is the package when fsys is nil (streamRender).
 	tree Tree
+	// maxSteps bounds starlark scripts (RenderOptions.StarlarkMaxSteps).
+	maxSteps uint64
 }
 
 // fastRender renders in with the hydrator when every pipeline qualifies;
@@ -62,7 +64,7 @@ func fastRender(ctx context.Context, fsys filesys.FileSystem, root string, in Tr
 	if prefix == "" {
 		prefix = DefaultImagePrefix
 	}
-	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), results: fnresult.NewResultList(), input: map[string]bool{}, fns: map[string]*builtins.Function{}, before: map[string][]uint64{}, seed: maphash.MakeSeed()}
+	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), results: fnresult.NewResultList(), input: map[string]bool{}, fns: map[string]*builtins.Function{}, before: map[string][]uint64{}, seed: maphash.MakeSeed(), maxSteps: opts.StarlarkMaxSteps}
 	pkgs, ok := h.qualify(in)
 	if !ok {
 		return nil, false, nil
@@ -195,12 +197,12 @@ func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kpt
 		return input, nil
 	}
 	for _, f := range kf.Pipeline.Mutators {
-		if input, err = h.run(dir, f, input, true); err != nil {
+		if input, err = h.run(ctx, dir, f, input, true); err != nil {
 			return nil, fmt.Errorf("pipeline.run: %w", err)
 		}
 	}
 	for _, f := range kf.Pipeline.Validators {
-		if _, err := h.run(dir, f, input, false); err != nil {
+		if _, err := h.run(ctx, dir, f, input, false); err != nil {
 			return nil, fmt.Errorf("pipeline.run: %w", err)
 		}
 	}
@@ -248,7 +250,7 @@ func looksKRM(n *yaml.Node) bool {
 }
 
 // run executes one function of the package at dir, as kpt's FunctionRunner.
-func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mutator bool) ([]*yaml.RNode, error) {
+func (h *hydrator) run(ctx context.Context, dir string, f kptfilev1.Function, input []*yaml.RNode, mutator bool) ([]*yaml.RNode, error) {
 	image := h.resolve(f.Image)
 	b := h.fns[image]
 	if err := areKRM(input); err != nil {
@@ -265,7 +267,7 @@ func (h *hydrator) run(dir string, f kptfilev1.Function, input []*yaml.RNode, mu
 		return nil, err
 	}
 	return h.step(dir, f, input, mutator, func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
-		output, results, runErr := b.Process(selected, config)
+		output, results, runErr := b.WithContext(ctx).WithStepLimit(h.maxSteps).Process(selected, config)
 		res := functionResult(image, results)
 		if runErr != nil {
 			res.ExitCode = 1

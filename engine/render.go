@@ -38,6 +38,11 @@ type RenderOptions struct {
 	// catalog's ghcr.io prefix).
 	ImagePrefix string
 
+	// StarlarkMaxSteps bounds each starlark script of the render (0: the
+	// built-in's default, which grows with the package). The render's
+	// context bounds it in time.
+	StarlarkMaxSteps uint64
+
 	// Dir names the package in messages: a Kptfile at fault is named
 	// Dir/Kptfile (Render sets it to the package's directory).
 	Dir string
@@ -104,7 +109,7 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 		ro.InitDefaults(prefix)
 		ro.AllowExec = opts.AllowExec
 		renderer := kptops.NewRenderer(ro)
-		results, err = renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: runtime{rt: opts.Runtimes}})
+		results, err = renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: runtime{rt: opts.Runtimes, maxSteps: opts.StarlarkMaxSteps}})
 	}
 	if err != nil {
 		// Name a YAML file that is not KRM precisely; kpt's message about

@@ -31,7 +31,8 @@ type Runtimes struct {
 // to kpt's runner, which enforces AllowExec), then a container engine. A
 // function none of them can run is an error naming it and what would.
 type runtime struct {
-	rt Runtimes
+	rt       Runtimes
+	maxSteps uint64 // starlark's step limit, 0 for the default
 }
 
 var _ fn.FunctionRuntime = runtime{}
@@ -42,7 +43,7 @@ func (r runtime) GetRunner(ctx context.Context, f *kptfilev1.Function) (fn.Funct
 		return nil, nil // kpt's exec runner, gated by RunnerOptions.AllowExec
 	}
 	if b, ok := builtins.Lookup(f.Image); ok {
-		return b, nil
+		return b.WithContext(ctx).WithStepLimit(r.maxSteps), nil
 	}
 	engine := r.containerEngine()
 	if r.rt.AllowContainers && engine != "" {

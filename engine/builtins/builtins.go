@@ -8,6 +8,7 @@
 package builtins
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -42,6 +43,28 @@ type Function struct {
 	// readsAll: the function may read or write any field of a resource,
 	// bookkeeping annotations included (see ReadsAnyField).
 	readsAll bool
+	// ctx bounds each run (see WithContext).
+	ctx context.Context
+	// maxSteps bounds a starlark script (see WithStepLimit).
+	maxSteps uint64
+}
+
+// WithStepLimit returns a copy of f whose starlark scripts may run at most
+// n steps; 0 means the default, StarlarkBaseSteps plus
+// StarlarkStepsPerResource per resource.
+func (f *Function) WithStepLimit(n uint64) *Function {
+	c := *f
+	c.maxSteps = n
+	return &c
+}
+
+// WithContext returns a copy of f whose runs stop when ctx is done: a
+// function that may not end by itself (a starlark script) is cancelled
+// then and fails naming the reason.
+func (f *Function) WithContext(ctx context.Context) *Function {
+	c := *f
+	c.ctx = ctx
+	return &c
 }
 
 // ReadsAnyField reports whether f may read or write any field of a
@@ -172,6 +195,7 @@ func (f *Function) Run(r io.Reader, w io.Writer) error {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
 	parsed := len(rl.items)
+	rl.ctx, rl.maxSteps = f.ctx, f.maxSteps
 	runErr := f.safeRun(rl)
 	if rl.slots != nil && len(rl.items) != parsed {
 		return fmt.Errorf("%s: internal error: function changed the number of items it was given", f.Name)
@@ -202,7 +226,7 @@ func (f *Function) Process(items []*yaml.RNode, functionConfig *yaml.RNode) ([]*
 	if f == nil || f.run == nil {
 		return nil, nil, fmt.Errorf("builtins: function is not runnable; use Lookup or All")
 	}
-	rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: items, functionConfig: functionConfig}
+	rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: items, functionConfig: functionConfig, ctx: f.ctx, maxSteps: f.maxSteps}
 	runErr := f.safeRun(rl)
 	if runErr == nil {
 		if e := firstError(rl.results); e != nil {

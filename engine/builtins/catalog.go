@@ -5,11 +5,9 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
-	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -144,19 +142,6 @@ func replacementSources(reps []types.Replacement) func(*yaml.RNode) bool {
 		}
 		return false
 	}
-}
-
-// starlarkMu serializes starlark runs: the catalog's starlark sets
-// go.starlark.net's package-level resolve options on every run, which is a
-// data race when two renders run starlark at once (as the bot does).
-var starlarkMu sync.Mutex
-
-func runStarlark(rl *resourceList) error {
-	return preserving(rl, func(rl *resourceList) error {
-		starlarkMu.Lock()
-		defer starlarkMu.Unlock()
-		return runSDK(rl, starlark.Process)
-	})
 }
 
 // preserving runs p and then gives each output item that corresponds to an

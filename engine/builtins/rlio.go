@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -23,6 +24,10 @@ type resourceList struct {
 	functionConfig *yaml.RNode
 	// results are the results of this run only; kpt collects them per function.
 	results fn.Results
+	// ctx bounds the run of a function that may not end by itself (starlark).
+	ctx context.Context
+	// maxSteps bounds a starlark script; 0 for the default.
+	maxSteps uint64
 
 	// originals remembers each input item's wire bytes and fingerprint, so an
 	// item the function did not touch is written back byte for byte instead of

@@ -1,0 +1,219 @@
+package builtins
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/krmfn"
+	catalog "github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
+	sl "github.com/kptdev/krm-functions-catalog/functions/go/starlark/third_party/sigs.k8s.io/kustomize/kyaml/fn/runtime/starlark"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"github.com/qri-io/starlib/bsoup"
+	"github.com/qri-io/starlib/encoding/base64"
+	"github.com/qri-io/starlib/encoding/csv"
+	"github.com/qri-io/starlib/encoding/json"
+	slyaml "github.com/qri-io/starlib/encoding/yaml"
+	"github.com/qri-io/starlib/geo"
+	"github.com/qri-io/starlib/hash"
+	"github.com/qri-io/starlib/html"
+	"github.com/qri-io/starlib/math"
+	"github.com/qri-io/starlib/re"
+	sltime "github.com/qri-io/starlib/time"
+	"github.com/qri-io/starlib/util"
+	"github.com/qri-io/starlib/xlsx"
+	"github.com/qri-io/starlib/zipfile"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Starlark limits. A script from a change's head must not be able to stall
+// the process: it runs on its own thread, stopped after a number of steps
+// that grows with the package, when its call stack gets deeper than any
+// real script needs (recursion runs on the Go stack, whose overflow would
+// kill the process), and as soon as the render's context is done.
+const (
+	StarlarkBaseSteps        = 10_000_000
+	StarlarkStepsPerResource = 2_000
+	StarlarkMaxCallDepth     = 5_000
+	// starlarkCheckEvery is how often (in steps) the limits and the
+	// context are checked.
+	starlarkCheckEvery = 10_000
+)
+
+// starlarkOptions are the catalog's dialect (set, global reassignment,
+// recursion), given per file: the catalog sets go.starlark.net's
+// package-level resolve flags on every run instead, a data race between
+// concurrent renders that used to need a process-wide lock.
+// The flags map as syntax.LegacyFileOptions maps the catalog's.
+var starlarkOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
+
+func runStarlark(rl *resourceList) error {
+	return preserving(rl, func(rl *resourceList) error {
+		ctx := rl.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return runSDK(rl, func(frl *fn.ResourceList) (bool, error) { return processStarlark(ctx, rl.maxSteps, frl) })
+	})
+}
+
+// processStarlark is the catalog's starlark Process (config, errors as a
+// single error result) with the script run by runStarlarkScript.
+func processStarlark(ctx context.Context, maxSteps uint64, rl *fn.ResourceList) (bool, error) {
+	err := func() error {
+		sr := &catalog.StarlarkRun{}
+		if err := sr.Config(rl.FunctionConfig); err != nil {
+			return err
+		}
+		return transformStarlark(ctx, sr, rl, maxSteps)
+	}()
+	if err != nil {
+		rl.Results = []*fn.Result{{Message: err.Error(), Severity: fn.Error}}
+		return false, nil
+	}
+	return true, nil
+}
+
+// transformStarlark is the catalog's StarlarkRun.Transform and
+// SimpleFilter.Filter: the items and the function config wrapped in a
+// ResourceList, converted to Starlark values, run, and converted back.
+func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.ResourceList, maxSteps uint64) error {
+	fc, err := yaml.Parse(rl.FunctionConfig.String())
+	if err != nil {
+		return err
+	}
+	nodes := make([]*yaml.RNode, 0, len(rl.Items))
+	for _, obj := range rl.Items {
+		n, err := yaml.Parse(obj.String())
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, n)
+	}
+	in, err := sl.WrapResources(nodes, fc)
+	if err != nil {
+		return err
+	}
+	m, err := in.Map()
+	if err != nil {
+		return err
+	}
+	value, err := util.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if maxSteps == 0 {
+		maxSteps = uint64(StarlarkBaseSteps + StarlarkStepsPerResource*len(nodes))
+	}
+	if err := runStarlarkScript(ctx, sr.Name, sr.Source, value, maxSteps); err != nil {
+		return err
+	}
+	out, err := util.Unmarshal(value)
+	if err != nil {
+		return err
+	}
+	b, err := yaml.Marshal(out)
+	if err != nil {
+		return err
+	}
+	rn, err := yaml.Parse(string(b))
+	if err != nil {
+		return err
+	}
+	outNodes, _, err := sl.UnwrapResources(rn)
+	if err != nil {
+		return err
+	}
+	objs := make(fn.KubeObjects, 0, len(outNodes))
+	for _, n := range outNodes {
+		s, err := n.String()
+		if err != nil {
+			return err
+		}
+		obj, err := fn.ParseKubeObject([]byte(s))
+		if err != nil {
+			return err
+		}
+		objs = append(objs, obj)
+	}
+	rl.Items = objs
+	return nil
+}
+
+// runStarlarkScript runs program with the catalog's predeclared ctx (the
+// resource list, the OpenAPI schema, an environment) on a thread bounded
+// by maxSteps, StarlarkMaxCallDepth and ctx.
+func runStarlarkScript(ctx context.Context, name, program string, resourceList starlark.Value, maxSteps uint64) error {
+	thread := &starlark.Thread{Name: name, Load: loadStarlarkModule}
+	thread.SetMaxExecutionSteps(starlarkCheckEvery)
+	thread.OnMaxSteps = func(t *starlark.Thread) {
+		switch {
+		case ctx.Err() != nil:
+			t.Cancel(fmt.Sprintf("the render was stopped (%v)", context.Cause(ctx)))
+		case t.Steps >= maxSteps:
+			t.Cancel(fmt.Sprintf("the script ran more than %d steps (an endless loop?)", maxSteps))
+		case t.CallStackDepth() > StarlarkMaxCallDepth:
+			t.Cancel(fmt.Sprintf("calls nested more than %d deep (endless recursion?)", StarlarkMaxCallDepth))
+		default:
+			t.SetMaxExecutionSteps(t.Steps + starlarkCheckEvery)
+		}
+	}
+	// Stop at once, not at the next check, when the context ends.
+	stop := context.AfterFunc(ctx, func() { thread.Cancel(fmt.Sprintf("the render was stopped (%v)", context.Cause(ctx))) })
+	defer stop()
+	// The catalog's container sees its own, empty-handed environment; the
+	// process's environment here may hold credentials.
+	env, err := util.Marshal(map[string]interface{}{})
+	if err != nil {
+		return err
+	}
+	predeclared := starlark.StringDict{
+		"ctx": starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+			"resource_list": resourceList,
+			"open_api":      &sl.LazyInitializationOpenapi{},
+			"environment":   env,
+		}),
+	}
+	_, err = starlark.ExecFileOptions(starlarkOptions, thread, name, program, predeclared)
+	return err
+}
+
+// loadStarlarkModule is the catalog's module loader without http: kpt runs
+// the catalog's container without network access.
+func loadStarlarkModule(_ *starlark.Thread, module string) (starlark.StringDict, error) {
+	switch module {
+	case bsoup.ModuleName:
+		return bsoup.LoadModule()
+	case base64.ModuleName:
+		return base64.LoadModule()
+	case csv.ModuleName:
+		return csv.LoadModule()
+	case json.ModuleName:
+		return starlark.StringDict{"json": json.Module}, nil
+	case slyaml.ModuleName:
+		return slyaml.LoadModule()
+	case geo.ModuleName:
+		return geo.LoadModule()
+	case hash.ModuleName:
+		return hash.LoadModule()
+	case html.ModuleName:
+		return html.LoadModule()
+	case math.ModuleName:
+		return starlark.StringDict{"math": math.Module}, nil
+	case re.ModuleName:
+		return re.LoadModule()
+	case sltime.ModuleName:
+		return starlark.StringDict{"time": sltime.Module}, nil
+	case xlsx.ModuleName:
+		return xlsx.LoadModule()
+	case zipfile.ModuleName:
+		return zipfile.LoadModule()
+	case krmfn.ModuleName:
+		return starlark.StringDict{"krmfn": krmfn.Module}, nil
+	case "http.star":
+		return nil, fmt.Errorf("load(%q): functions run without network access", module)
+	}
+	return nil, nil
+}
