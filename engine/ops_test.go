@@ -123,7 +123,7 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := Eval(ctx, dir, EvalOptions{Image: "set-namespace:v0.4.1", Args: map[string]string{"namespace": "eval-ns"}}); err != nil {
+	if _, err := Eval(ctx, dir, EvalOptions{Image: "set-namespace:v0.4.1", Args: []string{"namespace=eval-ns"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"deployment.yaml", "db/statefulset.yaml"} {

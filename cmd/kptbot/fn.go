@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/kptbot/kptbot/engine"
@@ -134,71 +132,6 @@ func reportResults(w io.Writer, results *fnresult.ResultList) {
 			fmt.Fprintf(w, "  Stderr:\n    %s\n", strings.ReplaceAll(strings.TrimSpace(r.Stderr), "\n", "\n    "))
 		}
 	}
-}
-
-func newFnEvalCmd() *cobra.Command {
-	var rf runtimeFlags
-	var image, execPath, fnConfig string
-	cmd := &cobra.Command{
-		Use:   "eval [PKG_PATH] (--image IMG | --exec PATH) [--fn-config FILE] [-- key=value ...]",
-		Short: "Run one function over a package (like kpt fn eval)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			var kv []string
-			dash := cmd.ArgsLenAtDash()
-			switch {
-			case dash >= 0:
-				if dash > 1 {
-					return fmt.Errorf("at most one PKG_PATH before --, got %v", args[:dash])
-				}
-				if dash == 1 {
-					dir = args[0]
-				}
-				kv = args[dash:]
-			case len(args) > 1:
-				return fmt.Errorf("at most one PKG_PATH, got %v (put key=value function arguments after --)", args)
-			case len(args) == 1:
-				dir = args[0]
-			}
-			opts := engine.EvalOptions{Runtimes: rf.runtimes(), Image: image, Exec: execPath, ImagePrefix: rf.imagePrefix}
-			if execPath != "" {
-				if abs, err := filepath.Abs(execPath); err == nil && strings.Contains(execPath, string(filepath.Separator)) {
-					opts.Exec = abs
-				}
-			}
-			if fnConfig != "" {
-				b, err := os.ReadFile(fnConfig)
-				if err != nil {
-					return fmt.Errorf("reading --fn-config: %w", err)
-				}
-				opts.FnConfig, opts.FnConfigName = b, fnConfig
-				if len(kv) > 0 {
-					return errors.New("--fn-config and key=value arguments are mutually exclusive")
-				}
-			}
-			if len(kv) > 0 {
-				opts.Args = map[string]string{}
-				for _, a := range kv {
-					k, v, ok := strings.Cut(a, "=")
-					if !ok || k == "" {
-						return fmt.Errorf("function argument %q: expected key=value", a)
-					}
-					opts.Args[k] = v
-				}
-			}
-			res, err := engine.Eval(cmd.Context(), dir, opts)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "[PASS] %q: %d file(s) changed.\n", image+execPath, len(res.Added)+len(res.Removed)+len(res.Modified))
-			return nil
-		},
-	}
-	rf.add(cmd)
-	cmd.Flags().StringVarP(&image, "image", "i", "", "function image (built-in, or run with docker/podman)")
-	cmd.Flags().StringVar(&execPath, "exec", "", "function binary to run (needs --allow-exec)")
-	cmd.Flags().StringVar(&fnConfig, "fn-config", "", "function config file")
-	return cmd
 }
 
 func newFnListCmd() *cobra.Command {
