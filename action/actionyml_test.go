@@ -32,6 +32,9 @@ type actionYAML struct {
 		Steps []struct {
 			Name  string            `yaml:"name"`
 			ID    string            `yaml:"id"`
+			If    string            `yaml:"if"`
+			Uses  string            `yaml:"uses"`
+			With  map[string]string `yaml:"with"`
 			Shell string            `yaml:"shell"`
 			Run   string            `yaml:"run"`
 			Env   map[string]string `yaml:"env"`
@@ -102,7 +105,7 @@ func TestActionYAML(t *testing.T) {
 		if strings.Contains(s.Run, " action") {
 			runStep = i
 		}
-		if s.Shell == "" {
+		if s.Run != "" && s.Shell == "" {
 			t.Errorf("step %d: composite run steps need a shell", i)
 		}
 	}
@@ -139,6 +142,31 @@ func TestActionYAML(t *testing.T) {
 		}
 	}
 
+	// At a ref that is not a release the action builds from source: it
+	// sets Go up itself, the version go.mod names, after the step that
+	// decides (scripts/action-install.sh --plan) and before the install.
+	plan, setupGo, install := -1, -1, -1
+	for i, s := range a.Runs.Steps {
+		switch {
+		case strings.Contains(s.Run, "action-install.sh\" --plan"):
+			plan = i
+		case strings.HasPrefix(s.Uses, "actions/setup-go@"):
+			setupGo = i
+		case strings.Contains(s.Run, "action-install.sh"):
+			install = i
+		}
+	}
+	if plan < 0 || setupGo < 0 || install < 0 || !(plan < setupGo && setupGo < install && install < runStep) {
+		t.Fatalf("steps: plan %d, setup-go %d, install %d, run %d: want them in that order", plan, setupGo, install, runStep)
+	}
+	sg := a.Runs.Steps[setupGo]
+	if want := "steps." + a.Runs.Steps[plan].ID + ".outputs.source == 'true'"; sg.If != want {
+		t.Errorf("setup-go runs if %q, want %q (only for a source build)", sg.If, want)
+	}
+	if sg.With["go-version-file"] != "${{ github.action_path }}/go.mod" {
+		t.Errorf("setup-go with %v: want go-version-file ${{ github.action_path }}/go.mod (the action's own go.mod, not the caller's)", sg.With)
+	}
+
 	// The code reads every input from those variables, defaults included.
 	seen := map[string]bool{}
 	env := map[string]string{}
@@ -158,9 +186,11 @@ func TestActionYAML(t *testing.T) {
 	if got.Token != "t0ken" || got.Mode != ModeDefault || got.DryRun {
 		t.Errorf("defaults read as %+v", got)
 	}
-	set := map[string]string{"INPUT_TOKEN": "x", "INPUT_CONFIG": "c.yaml", "INPUT_MODE": "reconcile", "INPUT_DRY-RUN": "true", "INPUT_LOG-LEVEL": "debug"}
+	set := map[string]string{"INPUT_TOKEN": "x", "INPUT_CONFIG": "c.yaml", "INPUT_MODE": "reconcile", "INPUT_DRY-RUN": "true", "INPUT_LOG-LEVEL": "debug",
+		"INPUT_BOT-LOGIN": "acme-kptbot[bot]", "INPUT_FAN-OUT": "dispatch"}
 	got, err = readInputs(func(k string) string { return set[k] }, "")
-	if err != nil || got.Config != "c.yaml" || got.Mode != ModeReconcile || !got.DryRun || got.LogLevel.String() != "DEBUG" {
+	if err != nil || got.Config != "c.yaml" || got.Mode != ModeReconcile || !got.DryRun || got.LogLevel.String() != "DEBUG" ||
+		got.BotLogin != "acme-kptbot[bot]" || got.FanOut != FanOutDispatch {
 		t.Errorf("inputs set to non-defaults read as %+v, %v", got, err)
 	}
 
@@ -174,19 +204,19 @@ func TestActionYAML(t *testing.T) {
 	}
 }
 
-// TestReadmeDocumentsInputs checks that the README's GitHub Action section
-// has a table row for every input, with its default.
-func TestReadmeDocumentsInputs(t *testing.T) {
+// TestDocsDocumentInputs checks that the GitHub Action section of
+// docs/ci.md has a table row for every input, with its default.
+func TestDocsDocumentInputs(t *testing.T) {
 	t.Parallel()
 	a := readActionYAML(t)
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/ci.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
 	start := strings.Index(readme, "\n## GitHub Action")
 	if start < 0 {
-		t.Fatal(`README.md has no "## GitHub Action" section`)
+		t.Fatal(`docs/ci.md has no "## GitHub Action" section`)
 	}
 	section := readme[start+1:]
 	if end := strings.Index(section, "\n## "); end >= 0 {
@@ -201,7 +231,7 @@ func TestReadmeDocumentsInputs(t *testing.T) {
 	for name, in := range a.Inputs {
 		row, ok := rows[name]
 		if !ok {
-			t.Errorf("README: no table row for input %s", name)
+			t.Errorf("docs/ci.md: no table row for input %s", name)
 			continue
 		}
 		want := "`" + *in.Default + "`"
@@ -209,17 +239,17 @@ func TestReadmeDocumentsInputs(t *testing.T) {
 			want = "(empty)"
 		}
 		if !strings.Contains(row, want) {
-			t.Errorf("README: the row of input %s does not give its default %s:\n%s", name, want, row)
+			t.Errorf("docs/ci.md: the row of input %s does not give its default %s:\n%s", name, want, row)
 		}
 	}
 	for _, name := range OutputNames() {
 		if !strings.Contains(section, "`"+name+"`") {
-			t.Errorf("README: output %s is not documented", name)
+			t.Errorf("docs/ci.md: output %s is not documented", name)
 		}
 	}
 	for name := range rows {
 		if _, ok := a.Inputs[name]; !ok && !slices.Contains(OutputNames(), name) {
-			t.Errorf("README documents %s, which action.yml does not declare", name)
+			t.Errorf("docs/ci.md documents %s, which action.yml does not declare", name)
 		}
 	}
 }

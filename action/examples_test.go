@@ -26,9 +26,14 @@ type workflow struct {
 	} `yaml:"jobs"`
 }
 
-// TestGitHubExamples parses every example workflow and checks that its
-// kptbot steps pass only inputs action.yml declares and read only outputs
-// it declares, and that upstream and downstream agree on the dispatch.
+// TestGitHubExamples parses every example workflow and checks that it runs
+// as written: its kptbot steps use a ref that installs (a release tag, or
+// main, which action.yml builds with the Go it sets up), pass only inputs
+// action.yml declares and read only outputs it declares; a step given an
+// App token says which account that is (bot-login, from the same token
+// step's app-slug), since the bot trusts only its own comments; and
+// upstream and downstream agree on the dispatch, which the bot sends itself
+// to the followers it finds (fan-out: dispatch), never to a hand-kept list.
 func TestGitHubExamples(t *testing.T) {
 	t.Parallel()
 	a := readActionYAML(t)
@@ -37,6 +42,7 @@ func TestGitHubExamples(t *testing.T) {
 		t.Fatalf("examples/github: %v %v", files, err)
 	}
 	dispatchTypes := map[string][]string{}
+	fanOut := map[string]string{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -51,12 +57,16 @@ func TestGitHubExamples(t *testing.T) {
 		}
 		kptbotSteps := map[string]bool{}
 		for job, j := range w.Jobs {
+			tokenSteps := map[string]bool{}
 			for i, s := range j.Steps {
+				if strings.HasPrefix(s.Uses, "actions/create-github-app-token@") {
+					tokenSteps[s.ID] = true
+				}
 				if !strings.HasPrefix(s.Uses, "kptbot/kptbot@") && s.Uses != "./" {
 					continue
 				}
-				if !regexp.MustCompile(`@v\d+\.\d+\.\d+$`).MatchString(s.Uses) {
-					t.Errorf("%s: job %s step %d uses %s: pin a release tag (the fast path of scripts/action-install.sh)", f, job, i, s.Uses)
+				if !exampleRef.MatchString(s.Uses) {
+					t.Errorf("%s: job %s step %d uses %s: use @main (built from source) or a release tag @vX.Y.Z", f, job, i, s.Uses)
 				}
 				kptbotSteps[s.ID] = true
 				for k := range s.With {
@@ -64,6 +74,15 @@ func TestGitHubExamples(t *testing.T) {
 						t.Errorf("%s: job %s step %d passes input %q, which action.yml does not declare", f, job, i, k)
 					}
 				}
+				if m := regexp.MustCompile(`^\$\{\{ steps\.([\w-]+)\.outputs\.token \}\}$`).FindStringSubmatch(s.With[InputToken]); m != nil {
+					if !tokenSteps[m[1]] {
+						t.Errorf("%s: job %s step %d takes its token from step %s, which is not an earlier actions/create-github-app-token step", f, job, i, m[1])
+					}
+					if want := "${{ steps." + m[1] + ".outputs.app-slug }}[bot]"; s.With[InputBotLogin] != want {
+						t.Errorf("%s: job %s step %d uses an App token with bot-login %q: want %q (the bot trusts only its own comments)", f, job, i, s.With[InputBotLogin], want)
+					}
+				}
+				fanOut[filepath.Base(f)] = s.With[InputFanOut]
 			}
 		}
 		if len(kptbotSteps) == 0 {
@@ -79,14 +98,21 @@ func TestGitHubExamples(t *testing.T) {
 				dispatchTypes[filepath.Base(f)] = append(dispatchTypes[filepath.Base(f)], ty.(string))
 			}
 		}
-		if strings.Contains(string(b), "/dispatches") && !strings.Contains(string(b), DispatchEventType) {
-			t.Errorf("%s: dispatches an event type other than %s", f, DispatchEventType)
+		if strings.Contains(string(b), "/dispatches") {
+			t.Errorf("%s: dispatches by hand: the bot finds the followers and dispatches itself (fan-out: dispatch)", f)
 		}
 	}
 	if !slices.Contains(dispatchTypes["downstream.yml"], DispatchEventType) {
 		t.Errorf("downstream.yml does not run on repository_dispatch %s: %v", DispatchEventType, dispatchTypes)
 	}
+	if fanOut["upstream.yml"] != FanOutDispatch {
+		t.Errorf("upstream.yml: fan-out %q: want %q, which sends downstream.yml its repository_dispatch", fanOut["upstream.yml"], FanOutDispatch)
+	}
 }
+
+// exampleRef is what an example may pin kptbot/kptbot at: a release tag
+// (the release binary) or main (built from source).
+var exampleRef = regexp.MustCompile(`@(v\d+\.\d+\.\d+|main)$`)
 
 // TestGitLabTemplate parses the GitLab CI template (spec header and jobs)
 // and checks that the inputs it interpolates are declared, that the
@@ -125,7 +151,7 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Fatalf("more than two YAML documents: %v", err)
 	}
 	// Template inputs are the action's, plus GitLab's own job settings.
-	gitlabOnly := []string{"stage", "image"}
+	gitlabOnly := []string{"stage", "image", "version"}
 	for name := range header.Spec.Inputs {
 		if _, ok := a.Inputs[name]; !ok && !slices.Contains(gitlabOnly, name) {
 			t.Errorf("template input %q is neither an action input nor one of %v", name, gitlabOnly)
@@ -170,7 +196,10 @@ func TestGitLabTemplate(t *testing.T) {
 	if !slices.Contains(kj.Artifacts.Paths, env.ReportFile) {
 		t.Errorf("artifact paths %v miss %s", kj.Artifacts.Paths, env.ReportFile)
 	}
-	if !strings.Contains(string(b), "KPTBOT_EVENT]="+DispatchEventType) {
-		t.Errorf("the fan-out does not send KPTBOT_EVENT=%s", DispatchEventType)
+	if _, ok := header.Spec.Inputs[InputFanOut]; !ok {
+		t.Errorf("the template has no %s input: a publish could not tell the following projects", InputFanOut)
+	}
+	if strings.Contains(string(b), "KPTBOT_DOWNSTREAMS") {
+		t.Error("the template fans out to a hand-kept list: the bot finds the followers itself (fan-out: dispatch)")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -15,11 +16,13 @@ const (
 	InputMode     = "mode"
 	InputDryRun   = "dry-run"
 	InputLogLevel = "log-level"
+	InputBotLogin = "bot-login"
+	InputFanOut   = "fan-out"
 )
 
 // InputNames lists every input the action reads.
 func InputNames() []string {
-	return []string{InputToken, InputConfig, InputMode, InputDryRun, InputLogLevel}
+	return []string{InputToken, InputConfig, InputMode, InputDryRun, InputLogLevel, InputBotLogin, InputFanOut}
 }
 
 // Output names, as action.yml declares them.
@@ -66,7 +69,23 @@ type Inputs struct {
 	Mode     string
 	DryRun   bool
 	LogLevel slog.Level
+	// BotLogin is the account the token acts as on GitHub (empty:
+	// github-actions[bot], GITHUB_TOKEN's). The bot trusts only comments
+	// by this login, since its state lives in them.
+	BotLogin string
+	// FanOut is FanOutDirect or FanOutDispatch.
+	FanOut string
 }
+
+// Fan-out modes: after a publish, open each follower's change from this
+// job (direct), or tell each follower's own CI to do it (dispatch).
+const (
+	FanOutDirect   = "direct"
+	FanOutDispatch = "dispatch"
+)
+
+// botLoginPattern is a GitHub login, optionally an App's "[bot]" account.
+var botLoginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`)
 
 // input reads one input: the action's INPUT_ variable first, then the
 // KPTBOT_ variable, trimmed as GitHub's own toolkit trims inputs.
@@ -102,6 +121,17 @@ func readInputs(getenv func(string) string, tokenFallback string) (Inputs, error
 			return Inputs{}, fmt.Errorf("input %s: %q: expected a slash path inside the repository, such as kptbot.yaml or .github/kptbot.yaml", InputConfig, in.Config)
 		}
 		in.Config = clean
+	}
+	in.BotLogin = input(getenv, InputBotLogin)
+	if in.BotLogin != "" && !botLoginPattern.MatchString(in.BotLogin) {
+		return Inputs{}, fmt.Errorf("input %s: %q: expected a GitHub login such as my-app[bot] (an App's slug followed by [bot])", InputBotLogin, in.BotLogin)
+	}
+	switch in.FanOut = input(getenv, InputFanOut); in.FanOut {
+	case "":
+		in.FanOut = FanOutDirect
+	case FanOutDirect, FanOutDispatch:
+	default:
+		return Inputs{}, fmt.Errorf("input %s: %q: expected %q or %q", InputFanOut, in.FanOut, FanOutDirect, FanOutDispatch)
 	}
 	var err error
 	if in.DryRun, err = parseBool(input(getenv, InputDryRun)); err != nil {

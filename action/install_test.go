@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestInstallScript runs scripts/action-install.sh (the action's install
@@ -102,4 +104,117 @@ func TestInstallScript(t *testing.T) {
 			t.Fatalf("a tampered download was accepted: %v\n%s", err, log)
 		}
 	})
+}
+
+// TestInstallPlan runs the action's first step (action-install.sh --plan),
+// whose output decides whether action.yml sets up Go: only a release tag
+// skips the source build.
+func TestInstallPlan(t *testing.T) {
+	t.Parallel()
+	for ref, want := range map[string]string{"v1.2.3": "false", "v1.2.3-rc.1": "false", "main": "true", "v1": "true", "": "true", "0123abc": "true"} {
+		out := filepath.Join(t.TempDir(), "output")
+		cmd := exec.Command("bash", "../scripts/action-install.sh", "--plan")
+		cmd.Env = append(os.Environ(), "ACTION_REF="+ref, "ACTION_PATH=..", "RUNNER_TEMP="+t.TempDir(), "GITHUB_OUTPUT="+out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ref %q: %v\n%s", ref, err, b)
+		}
+		if b, _ := os.ReadFile(out); string(b) != "source="+want+"\n" {
+			t.Errorf("ref %q: GITHUB_OUTPUT %q, want source=%s", ref, b, want)
+		}
+	}
+}
+
+// TestInstallFromSource runs the install step as the action runs it at a
+// ref that is not a release (uses: kptbot/kptbot@main): it builds kptbot
+// from the action's own source with the Go on PATH (action.yml's setup-go
+// step) and reports the binary, which runs.
+func TestInstallFromSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kptbot")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not on PATH")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "output")
+	cmd := exec.Command("bash", "../scripts/action-install.sh")
+	cmd.Env = append(os.Environ(), "ACTION_REF=main", "ACTION_PATH=..", "RUNNER_TEMP="+dir, "GITHUB_OUTPUT="+out)
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install from source: %v\n%s", err, log)
+	}
+	b, _ := os.ReadFile(out)
+	bin, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "bin=")
+	if !ok {
+		t.Fatalf("GITHUB_OUTPUT %q: want bin=PATH", b)
+	}
+	v, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(v), "main") {
+		t.Errorf("%s version: %q, %v; want the ref as its version", bin, v, err)
+	}
+	if !strings.Contains(string(log), string(v)) {
+		t.Errorf("the install step does not show the version it installed:\n%s", log)
+	}
+}
+
+// TestGitLabTemplateInstall runs the GitLab template's script lines in sh,
+// as a runner would in the golang image: kptbot is not installed, so the
+// job builds it with `go install` at the version input (a stand-in go here
+// records the call and installs a stand-in kptbot), then runs kptbot action
+// from GOPATH/bin. With kptbot already in the image nothing is built.
+func TestGitLabTemplateInstall(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	b, err := os.ReadFile("../examples/gitlab/kptbot.gitlab-ci.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	var header any
+	if err := dec.Decode(&header); err != nil {
+		t.Fatal(err)
+	}
+	var jobs map[string]struct {
+		Script []string `yaml:"script"`
+	}
+	if err := dec.Decode(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	script := strings.Join(jobs["kptbot"].Script, "\n")
+	script = strings.ReplaceAll(script, "$[[ inputs.version ]]", "v9.9.9")
+	if strings.Contains(script, "$[[") {
+		t.Fatalf("the script uses an input this test does not fill:\n%s", script)
+	}
+	run := func(t *testing.T, preinstalled bool) string {
+		dir := t.TempDir()
+		bin, gopath := filepath.Join(dir, "bin"), filepath.Join(dir, "gopath")
+		os.MkdirAll(bin, 0o755)
+		os.MkdirAll(filepath.Join(gopath, "bin"), 0o755)
+		calls := filepath.Join(dir, "calls")
+		fakeKptbot := "#!/bin/sh\necho \"kptbot $* from $0\" >>" + calls + "\n"
+		fakeGo := "#!/bin/sh\nif [ \"$1\" = env ]; then echo " + gopath + "; exit 0; fi\n" +
+			"echo \"go $* GONOSUMDB=$GONOSUMDB CGO_ENABLED=$CGO_ENABLED\" >>" + calls + "\n" +
+			"printf '%s' '" + fakeKptbot + "' >" + filepath.Join(gopath, "bin", "kptbot") + "\nchmod +x " + filepath.Join(gopath, "bin", "kptbot") + "\n"
+		os.WriteFile(filepath.Join(bin, "go"), []byte(fakeGo), 0o755)
+		if preinstalled {
+			os.WriteFile(filepath.Join(bin, "kptbot"), []byte(fakeKptbot), 0o755)
+		}
+		cmd := exec.Command("sh", "-e", "-c", script)
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("script: %v\n%s\n%s", err, out, script)
+		}
+		got, _ := os.ReadFile(calls)
+		return string(got)
+	}
+	got := run(t, false)
+	if !strings.Contains(got, "go install github.com/kptbot/kptbot/cmd/kptbot@v9.9.9 GONOSUMDB=github.com/kptdev CGO_ENABLED=0") ||
+		!strings.Contains(got, "kptbot action from "+"") || !strings.Contains(got, "/gopath/bin/kptbot") {
+		t.Errorf("without kptbot in the image: %s", got)
+	}
+	if got := run(t, true); strings.Contains(got, "go install") || !strings.Contains(got, "kptbot action from") {
+		t.Errorf("with kptbot in the image: %s", got)
+	}
 }

@@ -45,6 +45,12 @@ type Setup struct {
 	Config string
 	// DryRun asks for a bot that plans and reports but writes nothing.
 	DryRun bool
+	// BotLogin is the bot-login input: the token's account on GitHub
+	// (empty: GITHUB_TOKEN's github-actions[bot]).
+	BotLogin string
+	// FanOutDispatch asks the bot to tell each follower's own CI about a
+	// publish instead of opening its change from this job.
+	FanOutDispatch bool
 	// Workspace is the job's checkout, when it has one.
 	Workspace string
 	// Logger logs at the level the log-level input chose, to stderr.
@@ -91,6 +97,7 @@ func Run(ctx context.Context, o Options) (bot.Outcome, error) {
 	b, err := o.NewBot(ctx, Setup{
 		Forge: forgeName, APIURL: env.APIURL, ServerURL: env.ServerURL, Token: env.Inputs.Token, Repo: env.Repo,
 		Config: env.Inputs.Config, DryRun: env.Inputs.DryRun, Workspace: env.Workspace, Logger: logger,
+		BotLogin: env.Inputs.BotLogin, FanOutDispatch: env.Inputs.FanOut == FanOutDispatch,
 	})
 	if err != nil {
 		err = fmt.Errorf("setting up the bot: %w", err)

@@ -6,9 +6,12 @@
 #   release's binary for this runner, checked against the release's
 #   checksums.txt, kept in the runner's tool cache for later jobs. This is
 #   the fast path: one ~15 MB download, no compiler.
-# - Any other ref (a major tag such as v1, a branch, a commit, or a local
-#   `uses: ./`): built from the action's own source with the runner's Go
-#   (preinstalled on GitHub-hosted runners; slower, a minute or two).
+# - Any other ref (a major tag such as v1, a branch such as main, a commit,
+#   or a local `uses: ./`): built from the action's own source with Go,
+#   which action.yml sets up first (actions/setup-go; a minute or two).
+#
+# `action-install.sh --plan` only decides: it writes source=true (build from
+# source: action.yml then sets up Go) or source=false to GITHUB_OUTPUT.
 #
 # Inputs (environment): ACTION_REF, ACTION_PATH, and the runner's RUNNER_TEMP,
 # RUNNER_TOOL_CACHE, GITHUB_SERVER_URL, GITHUB_OUTPUT. KPTBOT_RELEASES_REPO
@@ -19,6 +22,13 @@ ref="${ACTION_REF:-}"
 src="${ACTION_PATH:?ACTION_PATH is not set}"
 tmp="${RUNNER_TEMP:-/tmp}/kptbot-install"
 mkdir -p "$tmp"
+
+release=false
+[[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] && release=true
+if [[ "${1:-}" == "--plan" ]]; then
+  if $release; then echo "source=false"; else echo "source=true"; fi >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"
+  exit 0
+fi
 
 case "$(uname -s)" in
   Linux) os=linux ;;
@@ -31,7 +41,7 @@ case "$(uname -m)" in
   *) echo "::error title=kptbot::unsupported runner architecture $(uname -m)"; exit 1 ;;
 esac
 
-if [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+if $release; then
   dir="${RUNNER_TOOL_CACHE:-$tmp}/kptbot/${ref#v}/$arch"
   if [[ ! -x "$dir/kptbot" ]]; then
     repo="${KPTBOT_RELEASES_REPO:-kptbot/kptbot}"
@@ -49,12 +59,12 @@ if [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
   bin="$dir/kptbot"
 else
   if ! command -v go >/dev/null 2>&1; then
-    echo "::error title=kptbot::the action is used at ${ref:-a local path}, not a release tag (vX.Y.Z), so it is built from source, but Go is not installed: use a release tag or run actions/setup-go first"
+    echo "::error title=kptbot::the action is used at ${ref:-a local path}, not a release tag (vX.Y.Z), so it is built from source, but Go is not installed (action.yml's actions/setup-go step should have installed it)"
     exit 1
   fi
   bin="$tmp/kptbot"
   (cd "$src" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false GONOSUMDB=github.com/kptdev \
-    go build -trimpath -ldflags "-X main.version=${ref:-dev}" -o "$bin" ./cmd/kptbot)
+    go build -ldflags "-X main.version=${ref:-dev}" -o "$bin" ./cmd/kptbot)
 fi
 
 "$bin" version

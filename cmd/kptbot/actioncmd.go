@@ -13,14 +13,10 @@ import (
 	"github.com/kptbot/kptbot/forge/gitlab"
 )
 
-// envBotLogin names the account the Action's token acts as on GitHub
-// (github-actions[bot] for GITHUB_TOKEN, <app-slug>[bot] for an App
-// token); the bot trusts only its own comments, so it must know.
-const envBotLogin = "KPTBOT_BOT_LOGIN"
-
-// envFanOut set to dispatch makes a publish tell each following
-// repository (repository_dispatch / a pipeline) instead of opening its
-// change from this job: each downstream's own workflow then updates it.
+// envFanOut set to dispatch is the older spelling of the fan-out input
+// (KPTBOT_FAN_OUT): a publish tells each following repository
+// (repository_dispatch / a pipeline) instead of opening its change from
+// this job, and each downstream's own workflow then updates it.
 const envFanOut = "KPTBOT_FANOUT"
 
 func newActionCmd() *cobra.Command {
@@ -40,7 +36,7 @@ func newActionCmd() *cobra.Command {
 // actionBot builds the bot for one CI run from the detected setup.
 func actionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
 	opts := bot.Options{Name: "kptbot", Logger: s.Logger, DryRun: s.DryRun, ConfigPath: s.Config, Logins: map[string]string{},
-		FanOutByDispatch: os.Getenv(envFanOut) == "dispatch"}
+		FanOutByDispatch: s.FanOutDispatch || os.Getenv(envFanOut) == action.FanOutDispatch}
 	switch s.Forge {
 	case forge.GitHub:
 		c, err := github.NewTokenClient(s.Token, s.APIURL)
@@ -51,9 +47,12 @@ func actionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
 		// kptbot.yaml are cloned from the server's root.
 		c.GitURL = s.ServerURL + "/"
 		opts.Forges = map[string]forge.Forge{forge.GitHub: c}
+		// The bot trusts only its own comments, so it must know its
+		// account: GITHUB_TOKEN's, unless the bot-login input names the
+		// App's (<app-slug>[bot]).
 		opts.Login = "github-actions[bot]"
-		if l := os.Getenv(envBotLogin); l != "" {
-			opts.Login = l
+		if s.BotLogin != "" {
+			opts.Login = s.BotLogin
 		}
 	case forge.GitLab:
 		c, err := gitlab.NewClient(nil, s.APIURL, s.Token)

@@ -1,0 +1,119 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestClassifyFanOut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		state string
+		want  fanOutState
+	}{
+		{"up to date", stateUpToDate},
+		{"change #12 (update)", stateChangeOpen},
+		{"change #3 (clone)", stateChangeOpen},
+		{"change #12 (update, 2 conflicts)", stateConflicted},
+		{"held: someone else pushed to drafts/ns/kptbot-update", stateChangeOpen},
+		{"skip: paused", statePaused},
+		{"skip: #7 is paused", statePaused},
+		{"skip: maxOpenUpdates reached", stateSkipped},
+		{"dispatched", stateDispatched},
+		{"failed: forbidden", stateFailed},
+		{"", stateSkipped},
+	} {
+		if got := classifyFanOut(tc.state); got != tc.want {
+			t.Errorf("classifyFanOut(%q) = %v, want %v", tc.state, fanOutStates[got].label, fanOutStates[tc.want].label)
+		}
+	}
+	for i, s := range fanOutStates {
+		if int(s.state) != i {
+			t.Errorf("fanOutStates[%d] is %s: the table must follow the constants' order", i, s.label)
+		}
+	}
+}
+
+func TestFanOutMermaid(t *testing.T) {
+	t.Parallel()
+	small := map[string]string{
+		"acme/edge-2": "change #5 (update, 1 conflicts)",
+		"acme/edge-1": "up to date",
+		"acme/edge-3": `failed: "quoted" <b>bold</b>`,
+		"acme/edge-4": "skip: paused",
+	}
+	large := map[string]string{}
+	for i := 0; i < 1000; i++ {
+		state := "up to date"
+		switch {
+		case i%100 == 0:
+			state = "failed: 502"
+		case i%10 == 0:
+			state = fmt.Sprintf("change #%d (update)", i)
+		}
+		large[fmt.Sprintf("acme/site-%04d", i)] = state
+	}
+	for _, tc := range []struct {
+		name     string
+		progress map[string]string
+		max      int
+		want     []string // lines the picture must hold, in order
+		not      []string
+		maxLines int
+	}{
+		{name: "empty", progress: nil, max: 20},
+		{
+			name: "one node per repository", progress: small, max: 20,
+			want: []string{
+				"```mermaid", "flowchart LR", `  up["acme/blueprints basens/v2"]`,
+				`  up --> d0["acme/edge-1<br/>up to date"]:::uptodate`,
+				`  up --> d1["acme/edge-2<br/>change #5 (update, 1 conflicts)"]:::conflicted`,
+				`  up --> d2["acme/edge-3<br/>failed: #quot;quoted#quot; #lt;b#gt;bold#lt;/b#gt;"]:::failed`,
+				`  up --> d3["acme/edge-4<br/>skip: paused"]:::paused`,
+				"  classDef uptodate ", "  classDef conflicted ", "  classDef paused ", "  classDef failed ", "```",
+			},
+			not: []string{"classDef open", "classDef dispatched", "<b>"},
+		},
+		{
+			name: "grouped by state beyond the limit", progress: large, max: 20,
+			want: []string{
+				`  up --> uptodate["up to date: 900<br/>acme/site-0001, acme/site-0002, acme/site-0003, …"]:::uptodate`,
+				`  up --> open["change open: 90<br/>acme/site-0010, acme/site-0020, acme/site-0030, …"]:::open`,
+				`  up --> failed["failed: 10<br/>acme/site-0000, acme/site-0100, acme/site-0200, …"]:::failed`,
+			},
+			not:      []string{"d0[", "site-0999"},
+			maxLines: 12,
+		},
+		{
+			name: "exactly at the limit stays one node each", progress: map[string]string{"a/x": "up to date", "a/y": "dispatched"}, max: 2,
+			want: []string{`  up --> d0["a/x<br/>up to date"]:::uptodate`, `  up --> d1["a/y<br/>dispatched"]:::dispatched`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fanOutMermaid("acme/blueprints basens/v2", tc.progress, tc.max)
+			if len(tc.progress) == 0 {
+				if got != "" {
+					t.Fatalf("no repositories: got %q, want nothing", got)
+				}
+				return
+			}
+			rest := got
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("missing (or out of order) %q in:\n%s", w, got)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("holds %q:\n%s", n, got)
+				}
+			}
+			if lines := strings.Count(got, "\n"); tc.maxLines > 0 && lines > tc.maxLines {
+				t.Errorf("%d lines for %d repositories: want at most %d\n%s", lines, len(tc.progress), tc.maxLines, got)
+			}
+		})
+	}
+}
