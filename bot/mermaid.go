@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// fanOutState is what a downstream repository's state in a fan-out means,
+// fanOutClass is what a downstream repository's state in a fan-out means,
 // for the picture: the fan-out report's state strings are for people.
-type fanOutState int
+type fanOutClass int
 
 const (
-	stateUpToDate fanOutState = iota
+	stateUpToDate fanOutClass = iota
 	stateChangeOpen
 	stateConflicted
 	statePaused
@@ -20,11 +20,11 @@ const (
 	stateFailed
 )
 
-// fanOutStates are the states in the order the picture lists them, with
+// fanOutClasses are the states in the order the picture lists them, with
 // their label and Mermaid class (fill and stroke GitHub and GitLab render
 // in light and dark themes alike).
-var fanOutStates = []struct {
-	state        fanOutState
+var fanOutClasses = []struct {
+	state        fanOutClass
 	label, class string
 	style        string
 }{
@@ -40,7 +40,7 @@ var fanOutStates = []struct {
 // classifyFanOut reads a fan-out report state ("up to date", "change #12
 // (update)", "change #12 (update, 2 conflicts)", "skip: paused", "held:
 // …", "dispatched", "failed: …").
-func classifyFanOut(state string) fanOutState {
+func classifyFanOut(state string) fanOutClass {
 	switch {
 	case strings.HasPrefix(state, "up to date"):
 		return stateUpToDate
@@ -83,20 +83,20 @@ func fanOutMermaid(upstream string, progress map[string]string, maxNodes int) st
 	var b strings.Builder
 	b.WriteString("```mermaid\nflowchart LR\n")
 	fmt.Fprintf(&b, "  up[\"%s\"]\n", mermaidLabel(upstream))
-	used := map[fanOutState]bool{}
+	used := map[fanOutClass]bool{}
 	if len(repos) <= maxNodes {
 		for i, r := range repos {
 			st := classifyFanOut(progress[r])
 			used[st] = true
-			fmt.Fprintf(&b, "  up --> d%d[\"%s<br/>%s\"]:::%s\n", i, mermaidLabel(r), mermaidLabel(truncate(progress[r], 60)), fanOutStates[st].class)
+			fmt.Fprintf(&b, "  up --> d%d[\"%s<br/>%s\"]:::%s\n", i, mermaidLabel(r), mermaidLabel(truncate(progress[r], 60)), fanOutClasses[st].class)
 		}
 	} else {
-		groups := map[fanOutState][]string{}
+		groups := map[fanOutClass][]string{}
 		for _, r := range repos {
 			st := classifyFanOut(progress[r])
 			groups[st] = append(groups[st], r)
 		}
-		for _, s := range fanOutStates {
+		for _, s := range fanOutClasses {
 			members := groups[s.state]
 			if len(members) == 0 {
 				continue
@@ -117,7 +117,7 @@ func fanOutMermaid(upstream string, progress map[string]string, maxNodes int) st
 			fmt.Fprintf(&b, "  up --> %s[\"%s: %d<br/>%s%s\"]:::%s\n", s.class, s.label, len(members), strings.Join(names, ", "), more, s.class)
 		}
 	}
-	for _, s := range fanOutStates {
+	for _, s := range fanOutClasses {
 		if used[s.state] {
 			fmt.Fprintf(&b, "  classDef %s %s\n", s.class, s.style)
 		}

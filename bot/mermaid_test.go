@@ -10,7 +10,7 @@ func TestClassifyFanOut(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		state string
-		want  fanOutState
+		want  fanOutClass
 	}{
 		{"up to date", stateUpToDate},
 		{"change #12 (update)", stateChangeOpen},
@@ -25,12 +25,12 @@ func TestClassifyFanOut(t *testing.T) {
 		{"", stateSkipped},
 	} {
 		if got := classifyFanOut(tc.state); got != tc.want {
-			t.Errorf("classifyFanOut(%q) = %v, want %v", tc.state, fanOutStates[got].label, fanOutStates[tc.want].label)
+			t.Errorf("classifyFanOut(%q) = %v, want %v", tc.state, fanOutClasses[got].label, fanOutClasses[tc.want].label)
 		}
 	}
-	for i, s := range fanOutStates {
+	for i, s := range fanOutClasses {
 		if int(s.state) != i {
-			t.Errorf("fanOutStates[%d] is %s: the table must follow the constants' order", i, s.label)
+			t.Errorf("fanOutClasses[%d] is %s: the table must follow the constants' order", i, s.label)
 		}
 	}
 }
