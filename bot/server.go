@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -51,6 +52,10 @@ type ServerOptions struct {
 	// MaxAttempts bounds the tries (default 3).
 	RetryBackoff time.Duration
 	MaxAttempts  int
+	// MaxBody bounds a delivery's body (default 25 MB, GitHub's cap): a
+	// larger declared length is refused with 413 before any of it is
+	// read, and a body that grows past it is cut off.
+	MaxBody int64
 }
 
 // Server is the webhook server: deliveries are verified, deduplicated,
@@ -104,6 +109,9 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	if opts.MaxAttempts < 1 {
 		opts.MaxAttempts = 3
+	}
+	if opts.MaxBody < 1 {
+		opts.MaxBody = 25 << 20
 	}
 	s := &Server{opts: opts, log: opts.Logger, dedup: newDedup(opts.DedupSize), reg: opts.Registry,
 		queue: workqueue.New(workqueue.Options{Capacity: opts.QueueSize})}
@@ -161,13 +169,22 @@ func (s *Server) webhook(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "no webhook endpoint for forge " + name})
 		return
 	}
+	if c.Request.ContentLength > s.opts.MaxBody {
+		s.metrics.deliveries.WithLabelValues(name, "rejected").Inc()
+		s.log.Warn("webhook rejected", "forge", name, "status", http.StatusRequestEntityTooLarge, "content_length", c.Request.ContentLength)
+		c.Header("Connection", "close")
+		c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": http.StatusText(http.StatusRequestEntityTooLarge)})
+		return
+	}
+	body := &cappedBody{ReadCloser: http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBody)}
+	c.Request.Body = body
 	ev, err := parse(c.Request)
 	if err != nil {
 		status := http.StatusBadRequest
 		switch {
 		case errors.Is(err, forge.ErrUnauthorized):
 			status = http.StatusUnauthorized
-		case errors.Is(err, forge.ErrTooLarge):
+		case errors.Is(err, forge.ErrTooLarge), body.over:
 			status = http.StatusRequestEntityTooLarge
 		}
 		s.metrics.deliveries.WithLabelValues(name, "rejected").Inc()
@@ -208,6 +225,22 @@ func (s *Server) webhook(c *gin.Context) {
 	}
 	s.metrics.deliveries.WithLabelValues(name, result).Inc()
 	c.JSON(http.StatusAccepted, gin.H{"queued": ev.DeliveryID})
+}
+
+// cappedBody notes that a body ran past the cap (parsers report a read
+// error, which is a 413 then).
+type cappedBody struct {
+	io.ReadCloser
+	over bool
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		b.over = true
+	}
+	return n, err
 }
 
 // repoKey is a repository's queue key: its work is serialized on it.

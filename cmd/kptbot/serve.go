@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -25,6 +26,9 @@ import (
 
 // maxWebhookBody bounds a delivery (GitHub caps payloads at 25 MB).
 const maxWebhookBody = 25 << 20
+
+// httpLimits are the webhook server's timeouts and connection cap.
+var httpLimits = bot.DefaultHTTPLimits
 
 // app is everything built from a server configuration: the forges, the
 // bot, the webhook parsers and what a resync covers.
@@ -237,12 +241,16 @@ func newServeCmd() *cobra.Command {
 				return err
 			}
 			srv := bot.NewServer(bot.ServerOptions{Handler: a.bot, Parsers: a.parsers, Repos: a.repos, ResyncInterval: cfg.Resync,
-				Workers: cfg.Workers, QueueSize: cfg.QueueSize, Logger: log, Registry: reg})
+				Workers: cfg.Workers, QueueSize: cfg.QueueSize, Logger: log, Registry: reg, MaxBody: maxWebhookBody})
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			hs := &http.Server{Addr: cfg.Listen, Handler: srv.Router(), ReadHeaderTimeout: 10 * time.Second}
+			l, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+			}
+			hs := srv.HTTPServer(httpLimits)
 			errc := make(chan error, 1)
-			go func() { errc <- hs.ListenAndServe() }()
+			go func() { errc <- hs.Serve(bot.LimitListener(l, httpLimits.MaxConns)) }()
 			done := make(chan error, 1)
 			go func() { done <- srv.Run(ctx) }()
 			log.Info("kptbot serving", "listen", cfg.Listen, "forges", len(a.forges), "workers", cfg.Workers)
