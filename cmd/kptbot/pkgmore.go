@@ -116,7 +116,7 @@ revision, lifecycle and digest; "(latest)" marks the tag "latest" resolves to.`,
 			fmt.Fprintln(w, "PACKAGE\tLATEST\tDRAFTS\tPROPOSED\tUPSTREAM\tNEWER UPSTREAM")
 			for _, p := range l.Packages {
 				latest := "-"
-				if p.Latest > 0 {
+				if p.Published {
 					latest = porch.RevisionName(p.Latest)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, latest, dash(strings.Join(p.Drafts, ",")), dash(strings.Join(p.Proposals, ",")), dash(p.Upstream), dash(p.NewerUpstream))

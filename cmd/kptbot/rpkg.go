@@ -272,7 +272,7 @@ func rpkgCopy() *cobra.Command {
 			}
 			// --revision N, or the latest published revision.
 			n, i := porch.LatestOf(args[0], refs, func(r fetch.GitRef) string { return r.Name })
-			if f.revision != 0 {
+			if cmd.Flags().Changed("revision") { // v0 is a revision too
 				n, i = f.revision, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(args[0], f.revision) })
 			}
 			if i < 0 {
@@ -473,7 +473,7 @@ func rpkgProposeDelete() *cobra.Command {
 		Short: "Propose deleting a published revision",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.revision <= 0 {
+			if !cmd.Flags().Changed("revision") || f.revision < 0 {
 				return fmt.Errorf("--revision is required: the published revision number")
 			}
 			s, err := f.store(cmd.Context())
@@ -494,7 +494,7 @@ func rpkgDel() *cobra.Command {
 		Short: "Delete a draft or proposal, or a published revision proposed for deletion",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (f.workspace == "") == (f.revision <= 0) {
+			if (f.workspace == "") == (!cmd.Flags().Changed("revision") || f.revision < 0) {
 				return fmt.Errorf("exactly one of --workspace (a draft or proposal) and --revision (a published revision) is required")
 			}
 			s, err := f.store(cmd.Context())

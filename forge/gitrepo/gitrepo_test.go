@@ -31,16 +31,16 @@ func porchRepo(t *testing.T, name string) *fetch.Repo {
 func summary(l *Listing) []string {
 	var out []string
 	for _, p := range l.Packages {
-		out = append(out, strings.TrimSpace(strings.Join([]string{p.Name, "latest=" + itoa(p.Latest), "drafts=" + strings.Join(p.Drafts, ","), "proposed=" + strings.Join(p.Proposals, ",")}, " ")))
+		out = append(out, strings.TrimSpace(strings.Join([]string{p.Name, "latest=" + latestName(p), "drafts=" + strings.Join(p.Drafts, ","), "proposed=" + strings.Join(p.Proposals, ",")}, " ")))
 	}
 	return out
 }
 
-func itoa(n int) string {
-	if n == 0 {
+func latestName(p Package) string {
+	if !p.Published {
 		return "-"
 	}
-	return fmt.Sprintf("v%d", n)
+	return fmt.Sprintf("v%d", p.Latest)
 }
 
 func TestListPorchRepositories(t *testing.T) {
@@ -84,5 +84,41 @@ func TestListPorchRepositories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestListDiscovery: a directory with a Kptfile is a package and nothing
+// below it is (Porch's discovery stops at the first Kptfile); a v0 tag is
+// a published revision.
+func TestListDiscovery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "blueprints.git")
+	gitfixture.Git(t, dir, "init", "-q", "--bare", "-b", "main", bare)
+	wt := gitfixture.WorkTree(t, bare)
+	kf := func(name string) string {
+		return "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + name + "\n"
+	}
+	gitfixture.WriteFiles(t, wt, map[string]string{
+		"basens/Kptfile":            kf("basens"),
+		"basens/quota/Kptfile":      kf("quota"),
+		"basens/quota/deep/Kptfile": kf("deep"),
+		"catalog/app/Kptfile":       kf("app"),
+		"catalog/app/db/Kptfile":    kf("db"),
+		"catalog/README.md":         "not a package\n",
+	})
+	gitfixture.CommitAndTag(t, wt, "v0", "basens/v0")
+	gitfixture.Git(t, wt, "push", "-q", "origin", "HEAD:main", "--tags")
+	repo, err := fetch.Open(context.Background(), bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := List(context.Background(), repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"basens latest=v0 drafts= proposed=", "catalog/app latest=- drafts= proposed="}
+	if diff := cmp.Diff(want, summary(l)); diff != "" {
+		t.Errorf("packages (-want +got):\n%s", diff)
 	}
 }

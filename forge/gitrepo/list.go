@@ -24,8 +24,11 @@ type PackageRevision struct {
 // Package is the "Package" view asked for in Porch: one row per package.
 type Package struct {
 	Name string
-	// Latest is the highest published revision (0: none).
-	Latest    int
+	// Latest is the highest published revision, when Published (v0 is a
+	// revision, as in Porch).
+	Latest int
+	// Published is whether the package has a published revision.
+	Published bool
 	Revisions []PackageRevision
 	// Drafts and Proposals are open workspaces.
 	Drafts    []string
@@ -100,18 +103,17 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		if err != nil {
 			return nil, err
 		}
-		for p := range files {
-			if path.Base(p) == engine.KptfileName && path.Dir(p) != "." {
-				get(path.Dir(p))
-			}
+		for _, dir := range packageDirs(files) {
+			get(dir)
 		}
 	}
 	for _, p := range byName {
 		sort.Slice(p.Revisions, func(i, j int) bool { return p.Revisions[i].Ref < p.Revisions[j].Ref })
 		sort.Strings(p.Drafts)
 		sort.Strings(p.Proposals)
-		p.Latest, _ = porch.LatestOf(p.Name, p.Revisions, func(r PackageRevision) string { return r.Ref })
-		if p.Latest > 0 {
+		var at int
+		p.Latest, at = porch.LatestOf(p.Name, p.Revisions, func(r PackageRevision) string { return r.Ref })
+		if p.Published = at >= 0; p.Published {
 			p.Upstream = upstreamOf(ctx, repo, p)
 		}
 		l.Packages = append(l.Packages, *p)
@@ -149,6 +151,34 @@ func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
 			p.NewerUpstream = porch.RevisionName(best)
 		}
 	}
+}
+
+// packageDirs are the package directories of a branch's tree, found as
+// Porch's discovery finds them: a directory with a Kptfile is a package and
+// the walk does not go below it, so its subpackages are part of it, not
+// packages of their own. The repository root is not a package.
+func packageDirs(files map[string][]byte) []string {
+	var dirs []string
+	for p := range files {
+		if path.Base(p) == engine.KptfileName && path.Dir(p) != "." {
+			dirs = append(dirs, path.Dir(p))
+		}
+	}
+	sort.Strings(dirs) // a parent sorts before its subdirectories
+	var out []string
+	for _, d := range dirs {
+		nested := false
+		for _, top := range out {
+			if strings.HasPrefix(d, top+"/") {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // upstreamOf reads the latest published revision's Kptfile upstream.
