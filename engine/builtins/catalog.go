@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
 
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
@@ -145,29 +146,46 @@ func replacementSources(reps []types.Replacement) func(*yaml.RNode) bool {
 }
 
 // preserving runs p and then gives each output item that corresponds to an
-// input item (same apiVersion, kind, namespace and name) its input form
-// back: the original node when the data is unchanged, so the item is written
-// byte for byte, or else the original comments and field order, as kpt does
-// after running a container function.
+// input item its input form back: the original node when the data is
+// unchanged, so the item is written byte for byte, or else the original
+// comments and field order, as kpt does after running a container
+// function. Correspondence is kpt's: each input carries an id annotation
+// through the function, so a renamed or re-namespaced resource keeps its
+// comments (kpt-merge and setter comments included) too.
 func preserving(rl *resourceList, p processor) error {
-	type ident struct{ apiVersion, kind, namespace, name string }
-	identOf := func(n *yaml.RNode) ident {
-		return ident{n.GetApiVersion(), n.GetKind(), n.GetNamespace(), n.GetName()}
+	inputs := map[string]*yaml.Node{}
+	bare := map[*yaml.Node]bool{} // inputs that had no annotations
+	for i, it := range rl.items {
+		id := strconv.Itoa(i + 1)
+		if annotationsNode(it) == nil {
+			bare[it.YNode()] = true
+		}
+		if err := setItemID(it, id); err != nil {
+			return err
+		}
+		inputs[id] = it.YNode()
 	}
-	inputs := map[ident][]*yaml.Node{}
-	for _, it := range rl.items {
-		id := identOf(it)
-		inputs[id] = append(inputs[id], it.YNode())
+	origs := make([]*yaml.Node, 0, len(inputs))
+	for _, n := range inputs {
+		origs = append(origs, n)
 	}
 	err := p(rl)
+	// Inputs the function dropped or replaced lose their ids too: the
+	// caller may still hold them.
+	defer func() {
+		for _, n := range origs {
+			clearItemID(yaml.NewRNode(n), bare[n])
+		}
+	}()
 	for i, out := range rl.items {
-		id := identOf(out)
-		cands := inputs[id]
-		if len(cands) == 0 {
+		id := itemID(out)
+		orig := inputs[id]
+		delete(inputs, id)
+		clearItemID(out, orig != nil && bare[orig])
+		if orig == nil {
 			continue
 		}
-		orig := cands[0]
-		inputs[id] = cands[1:]
+		clearItemID(yaml.NewRNode(orig), bare[orig])
 		switch {
 		case orig == out.YNode():
 		case sameData(orig, out.YNode()):
@@ -184,6 +202,42 @@ func preserving(rl *resourceList, p processor) error {
 		}
 	}
 	return err
+}
+
+// setItemID, itemID and clearItemID handle the id annotations kpt's
+// function runner (kyaml's FunctionFilter) ties inputs to outputs with.
+func setItemID(n *yaml.RNode, id string) error {
+	if err := n.PipeE(yaml.SetAnnotation(kioutil.IdAnnotation, id)); err != nil {
+		return err
+	}
+	return n.PipeE(yaml.SetAnnotation(kioutil.LegacyIdAnnotation, id)) //nolint:staticcheck // kpt sets both
+}
+
+func itemID(n *yaml.RNode) string {
+	a := n.GetAnnotations(kioutil.IdAnnotation, kioutil.LegacyIdAnnotation) //nolint:staticcheck // kpt reads both
+	if id := a[kioutil.IdAnnotation]; id != "" {
+		return id
+	}
+	return a[kioutil.LegacyIdAnnotation] //nolint:staticcheck // kpt reads both
+}
+
+func clearItemID(n *yaml.RNode, bare bool) {
+	if annotationsNode(n) == nil {
+		return
+	}
+	_ = n.PipeE(yaml.ClearAnnotation(kioutil.IdAnnotation))
+	_ = n.PipeE(yaml.ClearAnnotation(kioutil.LegacyIdAnnotation)) //nolint:staticcheck // kpt sets both
+	if bare {
+		_ = yaml.ClearEmptyAnnotations(n)
+	}
+}
+
+func annotationsNode(n *yaml.RNode) *yaml.RNode {
+	a, err := n.Pipe(yaml.Lookup(yaml.MetadataField, yaml.AnnotationsField))
+	if err != nil {
+		return nil
+	}
+	return a
 }
 
 // adoptUnchanged replaces each subtree of to whose data equals the
