@@ -88,8 +88,11 @@ spec:
 			fake.Perms[r.FullName+":"+u] = forge.PermissionWrite
 		}
 	}
-	fake.Seed(forge.Repo{FullName: "acme/explicit"}, "main", map[string][]byte{"README.md": []byte("x\n")})
-	fake.Seed(forge.Repo{FullName: "acme/edge-topic"}, "main", map[string][]byte{"README.md": []byte("x\n")})
+	// The set's targets consent, in their own kptbot.yaml, to variants
+	// from the fleet repository.
+	accept := []byte("apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: target}\nspec:\n  acceptVariantsFrom: [acme/blueprints]\n")
+	fake.Seed(forge.Repo{FullName: "acme/explicit"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
+	fake.Seed(forge.Repo{FullName: "acme/edge-topic"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
 	fake.SetTopics(forge.Repo{FullName: "acme/edge-topic"}, "edge")
 	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {

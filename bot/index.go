@@ -129,10 +129,16 @@ func (b *Bot) replaceIndexed(r forge.Repo, entry *indexed) {
 	})
 	switch {
 	case i >= 0 && entry != nil:
+		// An event's copy of the repository may lack visibility and
+		// topics (GitLab's push hook has neither): the listing's stand,
+		// and an event can only make a repository more private.
+		entry.repo.Private = entry.repo.Private || repos[i].repo.Private
+		entry.repo.Topics = repos[i].repo.Topics
 		repos[i] = *entry
 	case i >= 0:
 		repos = slices.Delete(repos, i, i+1)
 	case entry != nil:
+		entry.repo.Private = true // until a listing says otherwise
 		repos = append(repos, *entry)
 	}
 	b.index.repos = repos

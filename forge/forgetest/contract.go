@@ -83,6 +83,16 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if err != nil || len(repos) != 1 || repos[0].FullName != repo.FullName {
 			t.Errorf("ListRepos = %v, %v; want [%s]", repos, err, repo.FullName)
 		}
+		// Visibility decides what the bot may copy where: the listing
+		// must say which repositories are private.
+		if v, ok := h.(interface{ SetPrivate(forge.Repo, bool) }); ok {
+			for _, private := range []bool{true, false} {
+				v.SetPrivate(repo, private)
+				if repos, err := h.ListRepos(ctx); err != nil || len(repos) != 1 || repos[0].Private != private {
+					t.Errorf("ListRepos after SetPrivate(%v) = %+v, %v", private, repos, err)
+				}
+			}
+		}
 		if err := h.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
 			t.Errorf("Dispatch: %v", err)
 		}

@@ -30,6 +30,7 @@ type Fake struct {
 	// until lifted).
 	mergeBlockedFor map[string]int
 	topics          map[string][]string
+	private         map[string]bool
 	calls           map[string]int
 	// Perms maps "owner/name:login" to a permission (default read).
 	Perms map[string]forge.Permission
@@ -72,7 +73,7 @@ var _ forge.Forge = (*Fake)(nil)
 func New() *Fake {
 	return &Fake{repos: map[string]*repo{}, failures: map[string]error{}, Perms: map[string]forge.Permission{},
 		TeamMembers: map[string]bool{}, BotLogin: "kptbot[bot]", mergeBlocked: map[string]string{}, mergeBlockedFor: map[string]int{},
-		topics: map[string][]string{}, calls: map[string]int{}}
+		topics: map[string][]string{}, private: map[string]bool{}, calls: map[string]int{}}
 }
 
 // Fail makes every later call of op (a method name, e.g. "Merge") return
@@ -514,7 +515,7 @@ func (f *Fake) ListRepos(_ context.Context) ([]forge.Repo, error) {
 	defer unlock()
 	out := make([]forge.Repo, 0, len(f.repos))
 	for name := range f.repos {
-		out = append(out, forge.Repo{FullName: name, DefaultBranch: "main", Topics: f.topics[name]})
+		out = append(out, forge.Repo{FullName: name, DefaultBranch: "main", Topics: f.topics[name], Private: f.private[name]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].FullName < out[j].FullName })
 	return out, nil
@@ -865,4 +866,13 @@ func (f *Fake) Log(_ context.Context, r forge.Repo, from, to string) ([]forge.Co
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// SetPrivate makes a repository private (repositories are public until
+// then), as ListRepos reports it.
+func (f *Fake) SetPrivate(r forge.Repo, private bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.repo(r)
+	f.private[r.FullName] = private
 }

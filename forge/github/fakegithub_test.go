@@ -17,6 +17,8 @@ func (h githubHarness) Seed(r forge.Repo, branch string, files map[string][]byte
 	return h.fake.Seed(r, branch, files)
 }
 
+func (h githubHarness) SetPrivate(r forge.Repo, private bool) { h.fake.SetPrivate(r, private) }
+
 func (h githubHarness) Review(r forge.Repo, number int, rv forge.Review) {
 	h.fake.Review(r, number, rv)
 }

@@ -41,6 +41,8 @@ func (h gitlabHarness) Seed(r forge.Repo, branch string, files map[string][]byte
 	return h.fake.Seed(r, branch, files)
 }
 
+func (h gitlabHarness) SetPrivate(r forge.Repo, private bool) { h.fake.SetPrivate(r, private) }
+
 // Review approves as rv.Reviewer: a GitLab approval is the only review
 // the contract asks of this forge.
 func (h gitlabHarness) Review(r forge.Repo, number int, rv forge.Review) {

@@ -48,6 +48,8 @@ type Server struct {
 	// intercept answers a request before the fake when it returns true.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
 	merges    map[string]int
+	// private are the repositories that are not public.
+	private map[string]bool
 }
 
 type fakeComment struct {
@@ -86,7 +88,7 @@ type fakePR struct {
 func New(t *testing.T) *Server {
 	t.Helper()
 	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
-		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}}
+		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}}
 	gitSrv := gitfixture.HTTPServer(t, f.root)
 	routes := f.handler()
 	api := httptest.NewServer(LoadContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -108,6 +110,14 @@ func (f *Server) Seed(r forge.Repo, branch string, files map[string][]byte) stri
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seed(r, branch, files)
+}
+
+// SetPrivate makes repository r private (repositories are public until
+// then), as its listing reports it.
+func (f *Server) SetPrivate(r forge.Repo, private bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.private[r.FullName] = private
 }
 
 // Review adds a review to a pull request, as a reviewer would.
@@ -350,13 +360,20 @@ func (f *Server) handler() http.Handler {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})
 	mux.HandleFunc("GET /installation/repositories", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
 		var repos []map[string]any
 		matches, _ := filepath.Glob(filepath.Join(f.root, "*", "*.git"))
 		sort.Strings(matches)
 		for _, m := range matches {
 			rel, _ := filepath.Rel(f.root, m)
 			name := strings.TrimSuffix(filepath.ToSlash(rel), ".git")
-			repos = append(repos, map[string]any{"full_name": name, "default_branch": "main", "clone_url": f.GitURL + name + ".git"})
+			visibility := "public"
+			if f.private[name] {
+				visibility = "private"
+			}
+			repos = append(repos, map[string]any{"full_name": name, "default_branch": "main", "clone_url": f.GitURL + name + ".git",
+				"private": f.private[name], "visibility": visibility, "owner": userJSON(strings.Split(name, "/")[0])})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
 	})

@@ -79,8 +79,26 @@ func (f *Server) Seed(r forge.Repo, branch string, files map[string][]byte) stri
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.projects[path] = &fProject{id: f.id() + 1000, path: path, members: map[int64]int{f.bot.id: Maintainer}, mrs: map[int64]*fMR{},
-		issues: map[int64]*fIssue{}, statuses: map[string]CommitStatus{}, triggers: map[string]bool{}}
+		issues: map[int64]*fIssue{}, statuses: map[string]CommitStatus{}, triggers: map[string]bool{}, visibility: "private"}
 	return sha
+}
+
+// SetPrivate makes project r private, or public, as forgetest.Contract
+// sets visibility on every forge.
+func (f *Server) SetPrivate(r forge.Repo, private bool) {
+	v := "public"
+	if private {
+		v = "private"
+	}
+	f.SetVisibility(r, v)
+}
+
+// SetVisibility sets project r's visibility: private (the default),
+// internal or public.
+func (f *Server) SetVisibility(r forge.Repo, visibility string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.project(r).visibility = visibility
 }
 
 // project returns a seeded project or fails the test.

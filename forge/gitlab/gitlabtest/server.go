@@ -90,6 +90,8 @@ type fProject struct {
 	pipelines []Pipeline
 	triggers  map[string]bool
 	merges    int
+	// visibility is private (the default), internal or public.
+	visibility string
 }
 
 type fIssue struct {
@@ -352,7 +354,7 @@ func (f *Server) projectJSON(p *fProject) map[string]any {
 	return map[string]any{
 		"id": p.id, "path_with_namespace": p.path, "path": filepath.Base(p.path), "name": filepath.Base(p.path),
 		"default_branch": def, "http_url_to_repo": f.GitURL + p.path + ".git", "ssh_url_to_repo": "git@gitlab.example:" + p.path + ".git",
-		"web_url": "https://gitlab.example/" + p.path, "visibility": "private", "topics": append([]string{}, p.topics...), "archived": false,
+		"web_url": "https://gitlab.example/" + p.path, "visibility": p.visibility, "topics": append([]string{}, p.topics...), "archived": false,
 	}
 }
 

