@@ -322,7 +322,8 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's quickstart fails: %v\n%s", err, out)
 	}
-	for _, want := range []string{"Fetched 1 package(s).", "Updated 1 package(s).", "diff --git", "Successfully rendered team-a"} {
+	for _, want := range []string{"Fetched 1 package(s).", "Updated 1 package(s).", "diff --git", "Successfully rendered team-a",
+		"basens/more-cpu published as basens/v5", "name: catalog.basens.more-cpu"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quickstart's output lacks %q:\n%s", want, out)
 		}

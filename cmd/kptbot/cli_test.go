@@ -323,7 +323,7 @@ func TestRpkgLifecycle(t *testing.T) {
 	run(append([]string{"rpkg", "clone", "file://" + strings.TrimSuffix(deploy, ".git") + ".git/team-a@v1", "team-a", "--workspace", "upgrade"}, repo...)...)
 	gitfixture.Git(t, deploy, "rev-parse", "refs/heads/drafts/team-a/upgrade")
 	out := run(append([]string{"rpkg", "get", "team-a"}, repo...)...)
-	for _, want := range []string{"team-a   v1         v1        Published", "team-a   upgrade    -         Draft"} {
+	for _, want := range []string{"deploy.team-a.v1        team-a    v1              1          true     Published", "deploy.team-a.upgrade   team-a    upgrade         0          false    Draft"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rpkg get lacks %q:\n%s", want, out)
 		}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -25,7 +27,9 @@ type rpkgFlags struct {
 }
 
 func (f *rpkgFlags) add(cmd *cobra.Command, workspace, revision bool) {
-	cmd.Flags().StringVar(&f.repo, "repo", "", "the repository: a local path, file:// or http(s) URL (required)")
+	// porchctl says --repository; --repo is kept.
+	cmd.Flags().StringVar(&f.repo, "repository", "", "the repository: a local path, file:// or http(s) URL (required)")
+	cmd.Flags().StringVar(&f.repo, "repo", "", "the same as --repository")
 	cmd.Flags().StringVar(&f.branch, "branch", "main", "the registered branch")
 	if workspace {
 		cmd.Flags().StringVar(&f.workspace, "workspace", "", "the draft's workspace name (required)")
@@ -35,9 +39,39 @@ func (f *rpkgFlags) add(cmd *cobra.Command, workspace, revision bool) {
 	}
 }
 
+// errRepoRequired says how to name the repository.
+var errRepoRequired = fmt.Errorf("--repository (or --repo) is required: the repository (local path, file:// or http(s) URL)")
+
+// acceptNames lets the verb's first argument be a package revision name
+// (repository.package.workspace, as rpkg get lists them) instead of
+// PACKAGE with --workspace or --revision: before the verb runs, the name
+// is looked up and replaced by its package, and the flags are set.
+func (f *rpkgFlags) acceptNames(cmd *cobra.Command) {
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		pkg, row, err := f.resolve(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		args[0] = pkg
+		// Set what the name says as flags (unless given), so the verb sees
+		// --revision as given (v0 is a revision) or --workspace.
+		switch {
+		case row == nil:
+		case row.published() && !cmd.Flags().Changed("revision") && cmd.Flags().Lookup("revision") != nil:
+			err = cmd.Flags().Set("revision", strconv.Itoa(row.Revision))
+		case !row.published() && f.workspace == "":
+			f.workspace = row.Workspace
+		}
+		return err
+	}
+}
+
 func (f *rpkgFlags) store(ctx context.Context) (*gitrepo.Store, error) {
 	if f.repo == "" {
-		return nil, fmt.Errorf("--repo is required: the repository (local path, file:// or http(s) URL)")
+		return nil, errRepoRequired
 	}
 	s, err := gitrepo.OpenStore(ctx, f.repo, f.branch)
 	if err != nil {
@@ -83,7 +117,7 @@ func (f *rpkgFlags) workspaceStore(ctx context.Context) (*gitrepo.Store, error) 
 
 func (f *rpkgFlags) needWorkspace() error {
 	if f.workspace == "" {
-		return fmt.Errorf("--workspace is required: the draft's workspace name")
+		return fmt.Errorf("--workspace is required: the draft's workspace name (or name the revision: repository.package.workspace, as rpkg get lists it)")
 	}
 	return nil
 }
@@ -106,46 +140,39 @@ change to a draft re-renders the package with the built-in functions.`,
 
 func rpkgGet() *cobra.Command {
 	var f rpkgFlags
+	var output string
 	cmd := &cobra.Command{
-		Use:   "get [PACKAGE] --repo URL",
-		Short: "List package revisions",
-		Args:  cobra.MaximumNArgs(1),
+		Use:     "get [NAME|PACKAGE] --repository URL [-o table|yaml|json]",
+		Aliases: []string{"list"},
+		Short:   "List package revisions (porchctl's columns; -o yaml|json for PackageRevision objects)",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.repo == "" {
-				return fmt.Errorf("--repo is required")
-			}
-			repo, err := fetch.Open(cmd.Context(), f.repo)
+			rows, warnings, err := revisionRows(cmd.Context(), &f)
 			if err != nil {
 				return err
 			}
-			l, err := gitrepo.List(cmd.Context(), repo, f.branch)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "PACKAGE\tWORKSPACE\tREVISION\tLIFECYCLE\tCOMMIT")
-			for _, p := range l.Packages {
-				if len(args) == 1 && p.Name != args[0] {
-					continue
-				}
-				for _, r := range p.Revisions {
-					rev, ws := "-", dash(r.Workspace)
-					if r.Lifecycle == porch.Published || r.Lifecycle == porch.DeletionProposed {
-						rev = porch.RevisionName(r.Revision)
+			single := false
+			if len(args) == 1 {
+				var keep []revisionRow
+				for _, r := range rows {
+					if r.Name == args[0] || r.Package == args[0] {
+						keep = append(keep, r)
+						single = single || r.Name == args[0]
 					}
-					if r.Trailer != nil && r.Trailer.WorkspaceName != "" && ws == "-" {
-						ws = r.Trailer.WorkspaceName
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p.Name, ws, rev, r.Lifecycle, r.Commit[:12])
 				}
+				if len(keep) == 0 {
+					return fmt.Errorf("%w: no package revision or package %q in %s", gitrepo.ErrNotFound, args[0], f.repo)
+				}
+				rows = keep
 			}
-			for _, warn := range l.Warnings {
+			for _, warn := range warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
 			}
-			return w.Flush()
+			return printRevisions(cmd.OutOrStdout(), rows, output, single)
 		},
 	}
 	f.add(cmd, false, false)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
 	return cmd
 }
 
@@ -266,19 +293,8 @@ func rpkgCopy() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			refs, err := s.Repo().Refs()
-			if err != nil {
-				return err
-			}
-			// --revision N, or the latest published revision.
-			n, i := porch.LatestOf(args[0], refs, func(r fetch.GitRef) string { return r.Name })
-			if cmd.Flags().Changed("revision") { // v0 is a revision too
-				n, i = f.revision, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(args[0], f.revision) })
-			}
-			if i < 0 {
-				return fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, args[0], f.revision)
-			}
-			files, err := s.Repo().Tree(cmd.Context(), refs[i].Commit, "/"+args[0])
+			// --revision N (v0 is a revision too), or the latest.
+			n, files, err := publishedFiles(cmd.Context(), s, args[0], f.revision, cmd.Flags().Changed("revision"))
 			if err != nil {
 				return err
 			}
@@ -290,7 +306,26 @@ func rpkgCopy() *cobra.Command {
 		},
 	}
 	f.add(cmd, true, true)
+	f.acceptNames(cmd)
 	return cmd
+}
+
+// publishedFiles reads a published revision's package files: revision n
+// when given, else the latest.
+func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, given bool) (int, engine.Tree, error) {
+	refs, err := s.Repo().Refs()
+	if err != nil {
+		return 0, nil, err
+	}
+	latest, i := porch.LatestOf(pkg, refs, func(r fetch.GitRef) string { return r.Name })
+	if given {
+		latest, i = n, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(pkg, n) })
+	}
+	if i < 0 {
+		return 0, nil, fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, pkg, n)
+	}
+	files, err := s.Repo().Tree(ctx, refs[i].Commit, "/"+pkg)
+	return latest, engine.Tree(files), err
 }
 
 // draftFiles reads a draft's package files.
@@ -311,25 +346,41 @@ func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (engine.T
 func rpkgPull() *cobra.Command {
 	var f rpkgFlags
 	cmd := &cobra.Command{
-		Use:   "pull PACKAGE DIR --repo URL --workspace WS",
-		Short: "Write a draft's files to a local directory for editing",
+		Use:   "pull (PACKAGE (--workspace WS | --revision N) | NAME) DIR --repository URL",
+		Short: "Write a package revision's files (a draft's, or a published revision's) to a local directory",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
+			published := cmd.Flags().Changed("revision")
+			if f.workspace == "" && !published {
+				return f.needWorkspace()
+			}
+			s, err := f.store(cmd.Context())
 			if err != nil {
 				return err
 			}
-			files, err := draftFiles(cmd.Context(), s, args[0], f.workspace)
+			var files engine.Tree
+			what := args[0] + "/" + f.workspace
+			if f.workspace != "" {
+				files, err = draftFiles(cmd.Context(), s, args[0], f.workspace)
+			} else {
+				_, files, err = publishedFiles(cmd.Context(), s, args[0], f.revision, true)
+				what = porch.Tag(args[0], f.revision)
+			}
 			if err != nil {
 				return err
 			}
 			if entries, err := os.ReadDir(args[1]); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s exists and is not empty", args[1])
 			}
-			return files.Write(args[1])
+			if err := files.Write(args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s pulled into %s (%d files)\n", what, args[1], len(files))
+			return nil
 		},
 	}
-	f.add(cmd, true, false)
+	f.add(cmd, true, true)
+	f.acceptNames(cmd)
 	return cmd
 }
 
@@ -360,6 +411,7 @@ func rpkgPush() *cobra.Command {
 		},
 	}
 	f.add(cmd, true, false)
+	f.acceptNames(cmd)
 	return cmd
 }
 
@@ -368,15 +420,29 @@ func rpkgUpgrade() *cobra.Command {
 	var version, strategy string
 	var sf sourceFlags
 	cmd := &cobra.Command{
-		Use:   "upgrade PACKAGE --repo URL --workspace WS [--to VERSION]",
-		Short: "Merge a newer upstream into a draft (3-way, like kpt pkg update)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "upgrade (PACKAGE|NAME) --repository URL --workspace WS [--revision N] [--to VERSION]",
+		Short: "Merge a newer upstream into a draft (3-way, like kpt pkg update); from a published revision, into a new draft WS in one step",
+		Long: `Merges a newer upstream revision into a package (3-way: local edits kept,
+conflicts listed). When WS is an existing draft, the draft is upgraded in
+place. Otherwise the draft WS is created from a published revision (the one
+NAME names, --revision N, or the latest) with the upgrade already merged,
+as porchctl's upgrade does.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.workspaceStore(cmd.Context())
 			if err != nil {
 				return err
 			}
-			files, err := draftFiles(cmd.Context(), s, args[0], f.workspace)
+			pkg, source := args[0], ""
+			files, err := draftFiles(cmd.Context(), s, pkg, f.workspace)
+			if errors.Is(err, gitrepo.ErrNotFound) {
+				// No such draft: start it from a published revision.
+				var n int
+				if n, files, err = publishedFiles(cmd.Context(), s, pkg, f.revision, cmd.Flags().Changed("revision")); err != nil {
+					return fmt.Errorf("no draft %s/%s to upgrade, and no published revision to start one from: %w", pkg, f.workspace, err)
+				}
+				source = porch.Tag(pkg, n)
+			}
 			if err != nil {
 				return err
 			}
@@ -385,41 +451,63 @@ func rpkgUpgrade() *cobra.Command {
 				return err
 			}
 			defer os.RemoveAll(tmp)
-			if err := files.Write(tmp); err != nil {
+			dir := filepath.Join(tmp, filepath.Base(pkg))
+			if err := files.Write(dir); err != nil {
 				return err
 			}
 			src, err := sf.client()
 			if err != nil {
 				return err
 			}
-			res, err := engine.Update(cmd.Context(), src, tmp, engine.UpdateOptions{Version: version, Strategy: strategy})
+			res, err := engine.Update(cmd.Context(), src, dir, engine.UpdateOptions{Version: version, Strategy: strategy})
 			if err != nil {
-				return err
+				return fmt.Errorf("upgrading %s/%s: %w", pkg, f.workspace, inPackage{err, tmp})
 			}
-			merged, err := engine.ReadTree(tmp)
+			merged, err := engine.ReadTree(dir)
 			if err != nil {
 				return err
 			}
 			if merged, err = renderFiles(cmd.Context(), merged); err != nil {
 				return err
 			}
-			if _, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
-				return err
-			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s/%s upgraded to %s\n", args[0], f.workspace, res.Packages[0].Resolved.Ref)
+			if source == "" {
+				if _, err := s.UpdateDraft(cmd.Context(), pkg, f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s/%s upgraded to %s\n", pkg, f.workspace, res.Packages[0].Resolved.Ref)
+			} else {
+				if _, err := s.CreateDraft(cmd.Context(), pkg, f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s/%s created from %s and upgraded to %s\n", pkg, f.workspace, source, res.Packages[0].Resolved.Ref)
+			}
 			for _, c := range res.Conflicts {
 				fmt.Fprintf(out, "  conflict: %s\n", c)
 			}
 			return nil
 		},
 	}
-	f.add(cmd, true, false)
+	f.add(cmd, true, true)
+	f.acceptNames(cmd)
 	cmd.Flags().StringVar(&version, "to", "", "upstream version (default: the Kptfile's upstream ref)")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "update strategy")
 	sf.register(cmd)
 	return cmd
 }
+
+// inPackage is an error from working on a package in a temporary
+// directory, told without that directory: users never saw it.
+type inPackage struct {
+	err error
+	tmp string
+}
+
+func (e inPackage) Error() string {
+	return strings.ReplaceAll(strings.ReplaceAll(e.err.Error(), e.tmp+string(filepath.Separator), ""), e.tmp, ".")
+}
+
+func (e inPackage) Unwrap() error { return e.err }
 
 func rpkgTransition(name, short string, op func(*gitrepo.Store, context.Context, string, string) error) *cobra.Command {
 	var f rpkgFlags
@@ -440,6 +528,7 @@ func rpkgTransition(name, short string, op func(*gitrepo.Store, context.Context,
 		},
 	}
 	f.add(cmd, true, false)
+	f.acceptNames(cmd)
 	return cmd
 }
 
@@ -463,6 +552,7 @@ func rpkgApprove() *cobra.Command {
 		},
 	}
 	f.add(cmd, true, false)
+	f.acceptNames(cmd)
 	return cmd
 }
 
@@ -480,10 +570,15 @@ func rpkgProposeDelete() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.ProposeDelete(cmd.Context(), args[0], f.revision)
+			if err := s.ProposeDelete(cmd.Context(), args[0], f.revision); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s proposed for deletion (branch %s; rpkg del to delete it)\n", porch.Tag(args[0], f.revision), porch.DeletionProposedBranch(args[0], f.revision))
+			return nil
 		},
 	}
 	f.add(cmd, false, true)
+	f.acceptNames(cmd)
 	return cmd
 }
 
@@ -502,11 +597,20 @@ func rpkgDel() *cobra.Command {
 				return err
 			}
 			if f.workspace != "" {
-				return s.DeleteDraft(cmd.Context(), args[0], f.workspace)
+				if err := s.DeleteDraft(cmd.Context(), args[0], f.workspace); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s/%s deleted\n", args[0], f.workspace)
+				return nil
 			}
-			return s.DeletePublished(cmd.Context(), args[0], f.revision)
+			if err := s.DeletePublished(cmd.Context(), args[0], f.revision); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s deleted\n", porch.Tag(args[0], f.revision))
+			return nil
 		},
 	}
 	f.add(cmd, true, true)
+	f.acceptNames(cmd)
 	return cmd
 }
