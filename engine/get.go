@@ -96,6 +96,9 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 
 	kf := kptfileutil.DefaultKptfile(filepath.Base(dest))
 	up := Origin{Store: locator.Store(opts.Repo), Repo: opts.Repo, Dir: opts.Dir, Ref: opts.Version}
+	if up.Store == locator.Git {
+		up.Repo = absLocalRepo(up.Repo)
+	}
 	if up.Store == locator.OCI && up.Ref == "" {
 		up.Ref = locator.Latest // recorded, so updates follow the highest tag
 	}
@@ -122,6 +125,23 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 		return nil, err
 	}
 	return res, nil
+}
+
+// absLocalRepo records a repository given as a relative local path
+// (../blueprints.git) by its absolute path, so that a later update run
+// from any other directory finds the same repository.
+func absLocalRepo(repo string) string {
+	if repo == "" || strings.Contains(repo, "://") || filepath.IsAbs(repo) {
+		return repo
+	}
+	for _, p := range []string{repo, repo + ".git"} {
+		if _, err := os.Stat(p); err == nil {
+			if abs, err := filepath.Abs(repo); err == nil {
+				return abs
+			}
+		}
+	}
+	return repo
 }
 
 func checkStrategy(s string) error {

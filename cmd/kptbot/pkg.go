@@ -123,6 +123,38 @@ func splitPkgArg(args []string) (dir, version string) {
 	return dir, version
 }
 
+// packageName names a package of an update as kpt does: the root by its
+// directory's name (never "."), a subpackage by its path below the root's
+// parent directory ("team-a/db").
+func packageName(root, sub string) string {
+	name := filepath.Base(root)
+	if abs, err := filepath.Abs(root); err == nil {
+		name = filepath.Base(abs)
+	}
+	if sub == "" || sub == "." {
+		return name
+	}
+	return name + "/" + filepath.ToSlash(sub)
+}
+
+// formatConflict prints one conflict on one line when both values are
+// scalars; a list or other multi-line value is printed as an indented
+// YAML block under "local:" and "upstream:", so it reads as YAML.
+func formatConflict(indent, label string, c engine.Conflict) string {
+	if !strings.Contains(c.Local, "\n") && !strings.Contains(c.Upstream, "\n") {
+		return indent + label + c.String() + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s%s: %s: %s (upstream kept):\n", indent, label, c.File, c.Resource, c.Field)
+	for _, v := range []struct{ side, value string }{{"local", c.Local}, {"upstream", c.Upstream}} {
+		fmt.Fprintf(&b, "%s  %s:\n", indent, v.side)
+		for _, line := range strings.Split(strings.TrimRight(v.value, "\n"), "\n") {
+			fmt.Fprintf(&b, "%s    %s\n", indent, line)
+		}
+	}
+	return b.String()
+}
+
 func newPkgUpdateCmd() *cobra.Command {
 	var strategy, output string
 	var allowDirty bool
@@ -169,7 +201,7 @@ so the update can be reviewed and reverted with git.`,
 				return writeJSONTo(out, res)
 			}
 			for _, p := range res.Packages {
-				fmt.Fprintf(out, "Updated package %q from %s\n", p.Path, describe(p))
+				fmt.Fprintf(out, "Updated package %q from %s\n", packageName(dir, p.Path), describe(p))
 			}
 			for _, f := range res.Added {
 				fmt.Fprintf(out, "  added    %s\n", f)
@@ -183,7 +215,7 @@ so the update can be reviewed and reverted with git.`,
 			if len(res.Conflicts) > 0 {
 				fmt.Fprintf(out, "\n%d conflict(s): local and upstream both changed these fields; upstream's value was kept:\n", len(res.Conflicts))
 				for _, c := range res.Conflicts {
-					fmt.Fprintf(out, "  %s\n", c)
+					fmt.Fprint(out, formatConflict("  ", "", c))
 				}
 			}
 			fmt.Fprintf(out, "\nUpdated %d package(s).\n", len(res.Packages))

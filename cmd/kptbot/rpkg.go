@@ -483,7 +483,7 @@ as porchctl's upgrade does.`,
 				fmt.Fprintf(out, "%s/%s created from %s and upgraded to %s\n", pkg, f.workspace, source, res.Packages[0].Resolved.Ref)
 			}
 			for _, c := range res.Conflicts {
-				fmt.Fprintf(out, "  conflict: %s\n", c)
+				fmt.Fprint(out, formatConflict("  ", "conflict: ", c))
 			}
 			return nil
 		},
