@@ -173,7 +173,8 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 	}
 	sort.Strings(pkgs)
 	for _, p := range pkgs {
-		fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n| repository | state |\n|---|---|\n", p)
+		fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n%s\n| repository | state |\n|---|---|\n", p,
+			fanOutMermaid(rc.repo.FullName+" "+p, rc.fanOut[p], fanOutMaxNodes))
 		repos := make([]string, 0, len(rc.fanOut[p]))
 		for r := range rc.fanOut[p] {
 			repos = append(repos, r)

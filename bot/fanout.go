@@ -141,6 +141,9 @@ func fanOutState(acts []VariantAction, err error) (state, metric string) {
 			state, metric = "dispatched", "dispatched"
 		case a.Change != 0 && (a.Kind == "clone" || a.Kind == "update" || a.Kind == "edit"):
 			state, metric = fmt.Sprintf("change #%d (%s)", a.Change, a.Kind), "changed"
+			if len(a.Conflicts) > 0 {
+				state = fmt.Sprintf("change #%d (%s, %d conflicts)", a.Change, a.Kind, len(a.Conflicts))
+			}
 		case a.Kind == "held", a.Kind == "skip":
 			state, metric = a.Kind+": "+a.Why, a.Kind
 			if a.Kind == "skip" {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kptbot/kptbot/engine"
 )
 
 func TestClassifyFanOut(t *testing.T) {
@@ -115,5 +117,41 @@ func TestFanOutMermaid(t *testing.T) {
 				t.Errorf("%d lines for %d repositories: want at most %d\n%s", lines, len(tc.progress), tc.maxLines, got)
 			}
 		})
+	}
+}
+
+// TestFanOutDashboardPicture publishes an upstream revision to a fleet on
+// the fake forge and reads the upstream's dashboard issue: the fan-out
+// section starts with the picture, one node per downstream repository.
+func TestFanOutDashboardPicture(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 3)
+	fl.tagEvent(1)
+	issues, _ := fl.fake.ListIssues(fl.ctx, blueprints, DashboardLabel)
+	if len(issues) != 1 {
+		t.Fatalf("upstream dashboards: %+v", issues)
+	}
+	body := issues[0].Body
+	for _, want := range []string{"```mermaid\nflowchart LR\n", `up["acme/blueprints basens"]`, `["acme/site-1<br/>change #`, ":::open", "classDef open "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the dashboard lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Index(body, "```mermaid") > strings.Index(body, "| repository | state |") {
+		t.Errorf("the picture comes after the table:\n%s", body)
+	}
+}
+
+// TestFanOutStateConflicts: an update change with conflicts reads as
+// conflicted in the picture, one without as a change open.
+func TestFanOutStateConflicts(t *testing.T) {
+	t.Parallel()
+	withConflicts, _ := fanOutState([]VariantAction{{Kind: "update", Change: 5, Conflicts: []engine.Conflict{{Field: "spec.x"}, {Field: "spec.y"}}}}, nil)
+	plain, _ := fanOutState([]VariantAction{{Kind: "update", Change: 6}}, nil)
+	if withConflicts != "change #5 (update, 2 conflicts)" || classifyFanOut(withConflicts) != stateConflicted {
+		t.Errorf("with conflicts: %q (%v)", withConflicts, classifyFanOut(withConflicts))
+	}
+	if plain != "change #6 (update)" || classifyFanOut(plain) != stateChangeOpen {
+		t.Errorf("without conflicts: %q (%v)", plain, classifyFanOut(plain))
 	}
 }
