@@ -86,7 +86,11 @@ func TestConfigExamples(t *testing.T) {
 	for _, path := range markdownFiles(t) {
 		for _, b := range fencedBlocks(t, path) {
 			where := b.file + ":" + strconv.Itoa(b.line)
-			switch b.info {
+			info := b.info
+			if strings.HasPrefix(info, infoServerConfig+" ") {
+				info = infoServerConfig // a tagged variant, such as "yaml server-config try-it"
+			}
+			switch info {
 			case infoKptbotYAML:
 				counts[b.info]++
 				f, err := config.Parse(where, []byte(b.body))
