@@ -13,9 +13,10 @@ import (
 // ErrDirty reports uncommitted changes in a package that must be clean.
 var ErrDirty = errors.New("package has uncommitted changes")
 
-// CheckClean verifies, as kpt does before an update, that dir is inside a
-// git work tree and has no uncommitted changes, so the update can be
-// reviewed and reverted with git.
+// CheckClean verifies before an update that dir is inside a git work tree
+// and has no uncommitted changes, so the update can be reviewed and
+// reverted with git. kpt (through v1.0.0-beta.67) defines these errors but
+// does not check; kptbot does, since the merge rewrites files in place.
 func CheckClean(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -23,7 +24,7 @@ func CheckClean(dir string) error {
 	}
 	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
-		return fmt.Errorf("package %s is not in a git repository: kpt and kptbot update only packages committed to git, so the update can be reviewed and reverted (use --allow-dirty to skip this check)", dir)
+		return fmt.Errorf("package %s is not in a git repository: kptbot updates only packages committed to git, so the update can be reviewed and reverted (use --allow-dirty to skip this check)", dir)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -114,6 +115,9 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 		return nil, err
 	}
 	if opts.ForDeployment {
+		if err := dropPackageContexts(stage); err != nil {
+			return nil, err
+		}
 		if err := writePackageContext(stage, filepath.Base(dest)); err != nil {
 			return nil, err
 		}
@@ -306,6 +310,53 @@ data:
   name: %s
 `, yamlScalar(name))
 }
+
+// dropPackageContexts removes the package context ConfigMaps (v1
+// ConfigMap kptfile.kpt.dev) from every package below root, subpackages
+// included, as kpt's --for-deployment does (since v1.0.0-beta.6x, only the
+// root package gets a new one); a file left without resources is deleted,
+// and files without one keep their bytes.
+func dropPackageContexts(root string) error {
+	return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Ext(p) {
+		case ".yaml", ".yml", ".json":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(pkgContextName)) {
+			return err
+		}
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(b), PreserveSeqIndent: true, WrapBareSeqNode: true}).Read()
+		if err != nil {
+			return nil // not KRM: not a package context either
+		}
+		var kept []*yaml.RNode
+		for _, n := range nodes {
+			if n.GetApiVersion() == "v1" && n.GetKind() == "ConfigMap" && n.GetName() == pkgContextName {
+				continue
+			}
+			kept = append(kept, n)
+		}
+		switch {
+		case len(kept) == len(nodes):
+			return nil
+		case len(kept) == 0:
+			return os.Remove(p)
+		}
+		var out bytes.Buffer
+		if err := (kio.ByteWriter{Writer: &out}).Write(kept); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		return os.WriteFile(p, out.Bytes(), 0o644)
+	})
+}
+
+// pkgContextName is the package context ConfigMap's name.
+const pkgContextName = "kptfile.kpt.dev"
 
 func writePackageContext(dir, name string) error {
 	return os.WriteFile(filepath.Join(dir, PackageContextFile), []byte(packageContext(name)), 0o644)

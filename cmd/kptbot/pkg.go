@@ -172,8 +172,9 @@ Kptfile's: "latest" follows the highest version tag); for an archive URL with a
 {version} placeholder it fills the placeholder. Origin is fetched by the locked
 digest and checked byte for byte.
 
-Like kpt, the package must be in a git repository with no uncommitted changes,
-so the update can be reviewed and reverted with git.`,
+The package must be in a git repository with no uncommitted changes, so the
+update can be reviewed and reverted with git (kpt does not check this;
+--allow-dirty skips the check).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, version := splitPkgArg(args)
