@@ -108,7 +108,7 @@ func gitlabTrigger(getenv func(string) string, source, delivery string, repo for
 			if err != nil {
 				return Trigger{}, fmt.Errorf("%s=%q: %s: %w", EnvEvent, name, EnvPayload, err)
 			}
-			return relayed(t, name, delivery, body, repo)
+			return relayedBy(getenv, source, t, name, delivery, body, repo)
 		}
 		if p := getenv("TRIGGER_PAYLOAD"); p != "" {
 			body, err := readFileLimited(p)
@@ -116,7 +116,7 @@ func gitlabTrigger(getenv func(string) string, source, delivery string, repo for
 				return Trigger{}, fmt.Errorf("TRIGGER_PAYLOAD: %w", err)
 			}
 			if hook := hookForObjectKind(body); hook != "" {
-				return relayed(t, hook, delivery, body, repo)
+				return relayedBy(getenv, source, t, hook, delivery, body, repo)
 			}
 		}
 	}
@@ -136,6 +136,29 @@ func relayed(t Trigger, hook, delivery string, body []byte, repo forge.Repo) (Tr
 	fillRepo(&ev.Repo, repo)
 	t.Event, t.Reason = &ev, describeEvent(ev)
 	return t, nil
+}
+
+// relayedBy is relayed, refusing a note that someone other than the
+// pipeline's starter wrote when a person started it: a pipeline started
+// through the API, or by another pipeline's job, carries whatever
+// variables its starter set, so a Developer could relay a Maintainer's
+// note (the bot reads the note back by id, so its text and author are
+// real, but not that its author asked for it now). Only a trigger token's
+// pipeline (source "trigger") is vouched for by a secret.
+func relayedBy(getenv func(string) string, source string, t Trigger, hook, delivery string, body []byte, repo forge.Repo) (Trigger, error) {
+	t, err := relayed(t, hook, delivery, body, repo)
+	if err != nil || source == "trigger" || t.Event == nil || t.Event.Comment == nil {
+		return t, err
+	}
+	a := t.Event.Comment.Author
+	login := getenv("GITLAB_USER_LOGIN")
+	id, _ := strconv.ParseInt(getenv("GITLAB_USER_ID"), 10, 64)
+	sameID, sameLogin := id != 0 && id == a.ID, login != "" && strings.EqualFold(login, a.Login)
+	if (sameID || sameLogin) && (id == 0 || a.ID == 0 || sameID) && (login == "" || a.Login == "" || sameLogin) {
+		return t, nil
+	}
+	return Trigger{}, fmt.Errorf("the relayed %s is note %d by %q, but this %s pipeline was started by %q (GITLAB_USER_LOGIN): "+
+		"a note is acted on only in a pipeline its author started, or one started by a trigger token", hook, t.Event.Comment.ID, a.Login, source, login)
 }
 
 // hookForObjectKind maps a webhook body's object_kind to the X-Gitlab-Event

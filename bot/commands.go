@@ -30,6 +30,10 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 		out.Skipped = "comment holds no command"
 		return nil
 	}
+	if skip, err := b.confirmComment(ctx, &ev); err != nil || skip != "" {
+		out.Skipped = skip
+		return err
+	}
 	return b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error {
 		number := ev.Change.Number
 		if !b.opts.DryRun {

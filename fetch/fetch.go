@@ -20,13 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
-
-// TokenEnv names the environment variables consulted, in order, for an
-// https token when the URL carries no credentials.
-var TokenEnv = []string{"KPTBOT_GIT_TOKEN", "GIT_TOKEN", "GITHUB_TOKEN"}
 
 // Repo is an opened git repository: local repositories are read in place,
 // remote ones are fetched once into memory.
@@ -83,6 +78,10 @@ func cloneCandidates(repoURL string) []string {
 }
 
 func openRemote(ctx context.Context, repoURL string) (*git.Repository, error) {
+	auth, err := gitAuth(repoURL, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	r, err := git.Init(memory.NewStorage(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("initializing in-memory clone of %s: %w", repoURL, err)
@@ -97,7 +96,7 @@ func openRemote(ctx context.Context, repoURL string) (*git.Repository, error) {
 			"+refs/heads/*:refs/heads/*",
 			"+refs/tags/*:refs/tags/*",
 		},
-		Auth: authFor(repoURL),
+		Auth: auth,
 		Tags: git.NoTags,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
@@ -129,25 +128,6 @@ func isSCPLike(u string) bool {
 	at := strings.Index(u, "@")
 	colon := strings.Index(u, ":")
 	return at > 0 && colon > at && !strings.Contains(u[:colon], "/")
-}
-
-// AuthFor returns the credentials to use for repoURL: a token from the
-// environment (TokenEnv) for http(s) URLs without credentials of their own.
-func AuthFor(repoURL string) transport.AuthMethod { return authFor(repoURL) }
-
-func authFor(repoURL string) transport.AuthMethod {
-	if !strings.HasPrefix(repoURL, "https://") && !strings.HasPrefix(repoURL, "http://") {
-		return nil
-	}
-	if pu, err := url.Parse(repoURL); err == nil && pu.User != nil {
-		return nil // credentials in the URL are used by go-git directly
-	}
-	for _, env := range TokenEnv {
-		if tok := os.Getenv(env); tok != "" {
-			return &githttp.BasicAuth{Username: "x-access-token", Password: tok}
-		}
-	}
-	return nil
 }
 
 // Redact removes any password from a URL so it can be logged.

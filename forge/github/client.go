@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -29,12 +30,15 @@ type Client struct {
 	GitAuth func(ctx context.Context) (transport.AuthMethod, error)
 	// Author signs the commits PushFiles makes.
 	Author object.Signature
-	// GitURL prefixes owner/name.git for repositories that come without a
-	// clone URL (those named in kptbot.yaml rather than in a webhook).
+	// GitURL prefixes owner/name.git: the configured host's git URL for a
+	// repository (see remoteURL).
 	GitURL string
 	// Scheduler is the identity's write scheduler when the constructor set
 	// one up (NewAppClient, NewTokenClient), for its Stats.
 	Scheduler *ratelimit.Scheduler
+
+	cloneMu   sync.Mutex
+	cloneURLs map[string]string // the API's clone_url, by lower-case owner/name
 }
 
 // NewClient returns an adapter sending requests with httpClient (which

@@ -18,12 +18,9 @@ import (
 // repository's clone URL (not one REST call per file), as a
 // compare-and-swap on the branch's old SHA.
 func (c *Client) PushFiles(ctx context.Context, r forge.Repo, branch, oldSHA, base string, files map[string][]byte, message string) (string, error) {
-	url := r.CloneURL
-	if url == "" {
-		if _, _, err := split(r); err != nil {
-			return "", err
-		}
-		url = c.GitURL + r.FullName + ".git"
+	url, err := c.remoteURL(ctx, r)
+	if err != nil {
+		return "", err
 	}
 	p := gitrepo.Push{URL: url, Branch: branch, OldSHA: oldSHA, Base: base, Files: files, Message: message, Author: c.Author}
 	if c.GitAuth != nil {
@@ -38,12 +35,9 @@ func (c *Client) PushFiles(ctx context.Context, r forge.Repo, branch, oldSHA, ba
 
 // remote is the repository's git remote with the identity's credentials.
 func (c *Client) remote(ctx context.Context, r forge.Repo) (gitrepo.Remote, error) {
-	url := r.CloneURL
-	if url == "" {
-		if _, _, err := split(r); err != nil {
-			return gitrepo.Remote{}, err
-		}
-		url = c.GitURL + r.FullName + ".git"
+	url, err := c.remoteURL(ctx, r)
+	if err != nil {
+		return gitrepo.Remote{}, err
 	}
 	rm := gitrepo.Remote{URL: url}
 	if c.GitAuth != nil {

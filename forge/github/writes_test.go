@@ -274,7 +274,7 @@ func TestClientWrites(t *testing.T) {
 func TestClientPushFilesOverGit(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	bare := filepath.Join(root, "site-a.git")
+	bare := filepath.Join(root, "acme", "site-a.git")
 	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
 	gitfixture.Git(t, bare, "config", "http.receivepack", "true")
 	wt := gitfixture.WorkTree(t, bare)
@@ -287,12 +287,13 @@ func TestClientPushFilesOverGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.GitURL = srv.URL + "/"
 	calls := 0
 	c.GitAuth = func(context.Context) (transport.AuthMethod, error) {
 		calls++
 		return &githttp.BasicAuth{Username: "x-access-token", Password: "ghs_test"}, nil
 	}
-	site := forge.Repo{FullName: "acme/site-a", CloneURL: srv.URL + "/site-a.git"}
+	site := forge.Repo{FullName: "acme/site-a", CloneURL: srv.URL + "/acme/site-a.git"}
 	ctx := context.Background()
 	sha, err := c.PushFiles(ctx, site, "kptbot/x", "", "main", map[string][]byte{"sites/a/cm.yaml": []byte("a: 2\n")}, "Update")
 	if err != nil {
@@ -304,7 +305,6 @@ func TestClientPushFilesOverGit(t *testing.T) {
 	if _, err := c.PushFiles(ctx, site, "kptbot/x", "", "main", nil, "again"); !errors.Is(err, forge.ErrConflict) {
 		t.Errorf("second create: error = %v, want ErrConflict", err)
 	}
-	c.GitURL = srv.URL + "/"
 	if _, err := c.PushFiles(ctx, forge.Repo{FullName: "site-a"}, "kptbot/y", "", "main", nil, "m"); err == nil || !strings.Contains(err.Error(), "owner/name") {
 		t.Errorf("push to a malformed repository name: error = %v", err)
 	}

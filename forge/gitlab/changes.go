@@ -147,7 +147,7 @@ func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpe
 	}
 	op := fmt.Sprintf("opening a merge request from %s in %s", s.Head, r.FullName)
 	opt := &gl.CreateMergeRequestOptions{
-		Title: gl.Ptr(draftTitle(s.Title, s.Draft)), Description: gl.Ptr(inertBody(s.Body)),
+		Title: gl.Ptr(draftTitle(oneLine(s.Title), s.Draft)), Description: gl.Ptr(inertText(s.Body)),
 		SourceBranch: gl.Ptr(s.Head), TargetBranch: gl.Ptr(s.Base),
 	}
 	if len(s.Labels) > 0 {
@@ -179,7 +179,7 @@ func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u f
 	curDraft := cur.Draft || isDraftTitle(cur.Title)
 	title, draft := stripDraft(cur.Title), curDraft
 	if u.Title != nil {
-		title = *u.Title
+		title = oneLine(*u.Title)
 	}
 	if u.Draft != nil {
 		draft = *u.Draft
@@ -189,8 +189,8 @@ func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u f
 	if t := draftTitle(title, draft); t != cur.Title && (u.Title != nil || draft != curDraft) {
 		opt.Title, changed = gl.Ptr(t), true
 	}
-	if u.Body != nil && inertBody(*u.Body) != cur.Description {
-		opt.Description, changed = gl.Ptr(inertBody(*u.Body)), true
+	if u.Body != nil && inertText(*u.Body) != cur.Description {
+		opt.Description, changed = gl.Ptr(inertText(*u.Body)), true
 	}
 	if u.Labels != nil {
 		// An empty list is sent as labels="", which removes them all.

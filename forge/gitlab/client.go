@@ -207,21 +207,20 @@ func (c *Client) project(ctx context.Context, r forge.Repo) (*gl.Project, error)
 	return p, nil
 }
 
-// remote is the project's git remote with the token: the clone URL comes
-// from the Repo (webhooks carry it) or from the API, never from a host
-// name built here.
+// remote is the project's git remote with the token. Its URL is always
+// the API's http_url_to_repo (asked once per project and client), never
+// Repo.CloneURL: that field may come from a webhook payload, and one
+// shared webhook token vouches for every project, so a payload could
+// otherwise choose the server the bot's token is sent to.
 func (c *Client) remote(ctx context.Context, r forge.Repo) (gitrepo.Remote, error) {
-	url := r.CloneURL
-	if url == "" {
-		p, err := c.project(ctx, r)
-		if err != nil {
-			return gitrepo.Remote{}, err
-		}
-		if url = p.HTTPURLToRepo; url == "" {
-			return gitrepo.Remote{}, fmt.Errorf("project %s: GitLab gave no http_url_to_repo", r.FullName)
-		}
+	p, err := c.project(ctx, r)
+	if err != nil {
+		return gitrepo.Remote{}, err
 	}
-	return gitrepo.Remote{URL: url, Auth: c.gitAuth()}, nil
+	if p.HTTPURLToRepo == "" {
+		return gitrepo.Remote{}, fmt.Errorf("project %s: GitLab gave no http_url_to_repo", r.FullName)
+	}
+	return gitrepo.Remote{URL: p.HTTPURLToRepo, Auth: c.gitAuth()}, nil
 }
 
 // gitAuth is how GitLab takes a token over git HTTPS: any user name (by

@@ -81,7 +81,7 @@ func (c *Client) Comment(ctx context.Context, r forge.Repo, number int, body str
 	if err != nil {
 		return forge.Comment{}, err
 	}
-	n, _, err := c.gl.Notes.CreateMergeRequestNote(id, int64(number), &gl.CreateMergeRequestNoteOptions{Body: gl.Ptr(inertBody(body))}, ctxOpt(ctx))
+	n, _, err := c.gl.Notes.CreateMergeRequestNote(id, int64(number), &gl.CreateMergeRequestNoteOptions{Body: gl.Ptr(inertText(body))}, ctxOpt(ctx))
 	if err != nil {
 		return forge.Comment{}, c.apiError(fmt.Sprintf("commenting on %s!%d", r.FullName, number), err)
 	}
@@ -123,7 +123,7 @@ func (c *Client) EditComment(ctx context.Context, r forge.Repo, number int, comm
 	if err != nil {
 		return err
 	}
-	if _, _, err := c.gl.Notes.UpdateMergeRequestNote(id, int64(number), commentID, &gl.UpdateMergeRequestNoteOptions{Body: gl.Ptr(inertBody(body))}, ctxOpt(ctx)); err != nil {
+	if _, _, err := c.gl.Notes.UpdateMergeRequestNote(id, int64(number), commentID, &gl.UpdateMergeRequestNoteOptions{Body: gl.Ptr(inertText(body))}, ctxOpt(ctx)); err != nil {
 		return c.apiError(fmt.Sprintf("editing note %d of %s!%d", commentID, r.FullName, number), err)
 	}
 	return nil
@@ -204,7 +204,7 @@ func (c *Client) OpenIssue(ctx context.Context, r forge.Repo, title, body string
 	if err != nil {
 		return forge.Issue{}, err
 	}
-	opt := &gl.CreateIssueOptions{Title: gl.Ptr(title), Description: gl.Ptr(inertBody(body))}
+	opt := &gl.CreateIssueOptions{Title: gl.Ptr(oneLine(title)), Description: gl.Ptr(inertText(body))}
 	if len(labels) > 0 {
 		opt.Labels = gl.Ptr(gl.LabelOptions(labels))
 	}
@@ -221,7 +221,7 @@ func (c *Client) EditIssue(ctx context.Context, r forge.Repo, number int, title,
 	if err != nil {
 		return err
 	}
-	opt := &gl.UpdateIssueOptions{Title: gl.Ptr(title), Description: gl.Ptr(inertBody(body))}
+	opt := &gl.UpdateIssueOptions{Title: gl.Ptr(oneLine(title)), Description: gl.Ptr(inertText(body))}
 	if _, _, err := c.gl.Issues.UpdateIssue(id, int64(number), opt, ctxOpt(ctx)); err != nil {
 		return c.apiError(fmt.Sprintf("editing issue #%d of %s", number, r.FullName), err)
 	}
@@ -352,31 +352,26 @@ func (c *Client) Dispatch(ctx context.Context, r forge.Repo, eventType string, p
 	return nil
 }
 
-// inertBody keeps GitLab from running quick actions (/merge, /approve,
-// /close, ...) that a body kptbot posts (a note, a merge request or issue
-// description) may contain, for example quoted from a commit message, an
-// upstream package or a user's comment: GitLab executes them as the bot,
-// with its permissions. A line starting with "/" gets a Markdown
-// escape, "\/", which renders the same; fenced code blocks, which GitLab
-// does not scan, are left alone.
-func inertBody(body string) string {
-	if !strings.Contains(body, "/") {
-		return body
+// ReadComment returns note id of merge request number as GitLab stores it:
+// its author and text from the API, not from a webhook payload, which one
+// webhook token shared by every project (or a CI variable any Developer
+// can set) vouches for. A system note, or a note on another merge
+// request, is forge.ErrNotFound: it is no comment of a person's there.
+func (c *Client) ReadComment(ctx context.Context, r forge.Repo, number int, id int64) (forge.Comment, error) {
+	pr, err := pid(r)
+	if err != nil {
+		return forge.Comment{}, err
 	}
-	lines := strings.SplitAfter(body, "\n")
-	fence := ""
-	for i, l := range lines {
-		t := strings.TrimLeft(l, " \t")
-		switch {
-		case fence != "":
-			if strings.HasPrefix(t, fence) {
-				fence = ""
-			}
-		case strings.HasPrefix(t, "```"), strings.HasPrefix(t, "~~~"):
-			fence = t[:3]
-		case strings.HasPrefix(t, "/"):
-			lines[i] = l[:len(l)-len(t)] + `\` + t
-		}
+	op := fmt.Sprintf("reading note %d of %s!%d", id, r.FullName, number)
+	n, _, err := c.gl.Notes.GetMergeRequestNote(pr, int64(number), id, ctxOpt(ctx))
+	if err != nil {
+		return forge.Comment{}, c.apiError(op, err)
 	}
-	return strings.Join(lines, "")
+	if n.System {
+		return forge.Comment{}, fmt.Errorf("%s: %w: a system note", op, forge.ErrNotFound)
+	}
+	if n.NoteableIID != 0 && n.NoteableIID != int64(number) {
+		return forge.Comment{}, fmt.Errorf("%s: %w: the note belongs to !%d", op, forge.ErrNotFound, n.NoteableIID)
+	}
+	return comment(n), nil
 }

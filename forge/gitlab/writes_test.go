@@ -61,34 +61,18 @@ func TestCommentsSkipSystemNotesAndQuickActions(t *testing.T) {
 		t.Errorf("updating to the same (escaped) description sent %v, want only the read", log)
 	}
 	f.Approve(repo, ch.Number, "alice")
-	if _, err := c.Comment(ctx, repo, ch.Number, "Rendered.\n/merge\n```\n/kept in code\n```"); err != nil {
+	if _, err := c.Comment(ctx, repo, ch.Number, "Rendered.\n/merge\n```\n/escaped in code too\n```"); err != nil {
 		t.Fatal(err)
 	}
 	list, err := c.ListComments(ctx, repo, ch.Number)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("ListComments = %+v, %v; want one comment, no system notes", list, err)
 	}
-	if want := "Rendered.\n\\/merge\n```\n/kept in code\n```"; list[0].Body != want {
-		t.Errorf("posted body = %q, want %q (no quick action outside code)", list[0].Body, want)
+	if want := "Rendered.\n\\/merge\n```\n\\/escaped in code too\n```"; list[0].Body != want {
+		t.Errorf("posted body = %q, want %q (no quick action, fenced or not)", list[0].Body, want)
 	}
 	if list[0].Author.Login != gitlabtest.BotUsername || !list[0].Author.Bot {
 		t.Errorf("author = %+v, want the bot user", list[0].Author)
-	}
-}
-
-func TestInertBody(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"plain":                     "plain",
-		"/approve":                  `\/approve`,
-		"a\n  /close\nb":            "a\n  \\/close\nb",
-		"see a/b":                   "see a/b",
-		"~~~\n/x\n~~~\n/y":          "~~~\n/x\n~~~\n\\/y",
-		"```yaml\n/x: 1\n```\r\n/z": "```yaml\n/x: 1\n```\r\n\\/z",
-	} {
-		if got := inertBody(in); got != want {
-			t.Errorf("inertBody(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

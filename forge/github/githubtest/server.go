@@ -272,6 +272,10 @@ func (f *Server) handler() http.Handler {
 			}
 		})
 	}
+	route("GET /repos/{owner}/{repo}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		writeJSON(w, http.StatusOK, map[string]any{"full_name": name, "name": r.PathValue("repo"), "default_branch": "main",
+			"clone_url": f.GitURL + name + ".git", "private": false})
+	})
 	route("GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
 		c, err := resolve(repo, r.URL.Query().Get("ref"))
 		if err != nil {

@@ -322,6 +322,11 @@ func (f *Server) noteRoutes(project func(string, projectHandler)) {
 		mr.notes = append(mr.notes, n)
 		writeJSON(w, http.StatusCreated, noteJSON(n))
 	})
+	project("GET /projects/{id}/merge_requests/{iid}/notes/{note}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
+		if _, n, ok := note(w, r, p); ok {
+			writeJSON(w, http.StatusOK, noteJSON(n))
+		}
+	})
 	project("PUT /projects/{id}/merge_requests/{iid}/notes/{note}", func(w http.ResponseWriter, r *http.Request, p *fProject) {
 		if _, n, ok := note(w, r, p); ok {
 			n.body, n.updated = str(decodeBody(r), "body"), f.tick()

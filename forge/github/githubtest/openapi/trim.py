@@ -12,6 +12,7 @@ import json
 import sys
 
 OPERATIONS = {
+    "/repos/{owner}/{repo}": ["get"],
     "/repos/{owner}/{repo}/contents/{path}": ["get"],
     "/repos/{owner}/{repo}/git/trees/{tree_sha}": ["get"],
     "/repos/{owner}/{repo}/git/trees": ["post"],
