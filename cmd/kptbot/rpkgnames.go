@@ -39,12 +39,6 @@ func repositoryName(repo string) string {
 	return path.Base(strings.ReplaceAll(repo, `\`, "/"))
 }
 
-// revisionName is Porch's package revision name:
-// repository.(pathnode.)*package.workspace.
-func revisionName(repo, pkg, ws string) string {
-	return repo + "." + strings.ReplaceAll(strings.Trim(pkg, "/"), "/", ".") + "." + ws
-}
-
 // revisionRows lists the repository's package revisions, one row per
 // revision: a published revision proposed for deletion is one row,
 // DeletionProposed, as in Porch (git holds it twice, as the tag and the
@@ -66,10 +60,8 @@ func revisionRows(ctx context.Context, f *rpkgFlags) ([]revisionRow, []string, e
 	published := map[string]int{} // package/revision -> index in rows
 	for _, p := range l.Packages {
 		latest := -1
-		for _, r := range p.Revisions {
-			if r.Revision > latest && (r.Lifecycle == porch.Published || r.Lifecycle == porch.DeletionProposed) {
-				latest = r.Revision
-			}
+		if p.Published {
+			latest = p.Latest
 		}
 		for _, r := range p.Revisions {
 			ws := r.Workspace
@@ -83,7 +75,7 @@ func revisionRows(ctx context.Context, f *rpkgFlags) ([]revisionRow, []string, e
 					row.Workspace = porch.RevisionName(r.Revision) // a tag Porch did not write
 				}
 			}
-			row.Name = revisionName(name, p.Name, row.Workspace)
+			row.Name = porch.PackageRevisionName(name, p.Name, row.Workspace)
 			if row.published() {
 				key := fmt.Sprintf("%s/%d", p.Name, r.Revision)
 				if i, ok := published[key]; ok {

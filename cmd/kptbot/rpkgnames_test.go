@@ -23,14 +23,6 @@ func TestRevisionNames(t *testing.T) {
 			t.Errorf("repositoryName(%q) = %q, want %q", tc.repo, got, tc.name)
 		}
 	}
-	for _, tc := range []struct{ repo, pkg, ws, want string }{
-		{"deploy", "team-a", "v1", "deploy.team-a.v1"},
-		{"deploy", "sites/edge/team-a", "upgrade", "deploy.sites.edge.team-a.upgrade"},
-	} {
-		if got := revisionName(tc.repo, tc.pkg, tc.ws); got != tc.want {
-			t.Errorf("revisionName(%q, %q, %q) = %q, want %q", tc.repo, tc.pkg, tc.ws, got, tc.want)
-		}
-	}
 }
 
 // TestRpkgPorchctlHabits drives the rpkg verbs the way porchctl users do:
