@@ -278,3 +278,149 @@ func TestAttackPrivateUpstreamAcrossOwners(t *testing.T) {
 		t.Errorf("public upstream: mallory's open changes %d, want %d", len(cs), len(variants))
 	}
 }
+
+// TestAttackCELCost: a set whose template expression would loop a
+// million times is pushed (a signed push delivery); the bot stops it at
+// the cost limit, keeps serving, and tells the set's repository which
+// set and field.
+func TestAttackCELCost(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	sandbox := forge.Repo{Forge: forge.GitHub, FullName: "acme/sandbox", DefaultBranch: "main"}
+	digits := "[0,1,2,3,4,5,6,7,8,9]"
+	heavy := "a"
+	for _, v := range []string{"f", "e", "d", "c", "b", "a"} {
+		heavy = digits + ".map(" + v + ", " + heavy + ")"
+	}
+	heavy = strings.Replace(heavy, ", a)", ", string(a+b+c+d+e+f))", 1)
+	set := fmt.Sprintf("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariantSet\nmetadata: {name: spin}\nspec:\n  upstream: {repo: acme/sandbox, package: pwn}\n  targets:\n    - repositories: [{name: acme/sandbox, packageNames: [x]}]\n      template:\n        labelExprs: [{key: k, valueExpr: %q}]\n", "string("+heavy+".size())")
+	sha := w.gh.Seed(sandbox, "main", map[string][]byte{"kptbot.yaml": []byte(set), "pwn/Kptfile": []byte(pwnKptfile)})
+	w.pushEvent(sandbox, "refs/heads/main", sha, "mallory")
+	if d := w.dashboardOf(sandbox); !strings.Contains(d, "PackageVariantSet spin: spec.targets[0]: template.labelExprs[0].valueExpr: ") || !strings.Contains(d, "exceeds the cost limit") {
+		t.Errorf("the sandbox's dashboard does not report the expression: %s", d)
+	}
+	// The bot still serves: a lifecycle on another repository works.
+	n, head := w.openHumanDraft("dana")
+	if c, ok := w.gh.Check(w.repo, head, "kptbot/pkgs/ns"); !ok || c.Conclusion != "success" {
+		t.Errorf("after the expression: check on #%d = %+v, %v", n, c, ok)
+	}
+}
+
+// projectFields describes project r in a GitLab payload.
+func (w *glWorld) projectFields(r forge.Repo) map[string]any {
+	id, url, web := w.gl.ProjectID(r), w.gl.CloneURL(r), "https://gitlab.example/"+r.FullName
+	ns, name := r.FullName[:strings.LastIndex(r.FullName, "/")], r.FullName[strings.LastIndex(r.FullName, "/")+1:]
+	ssh := "git@gitlab.example:" + r.FullName + ".git"
+	return map[string]any{"project_id": id, "project.id": id, "project.path_with_namespace": r.FullName, "project.name": name, "project.namespace": ns,
+		"project.git_http_url": url, "project.http_url": url, "project.url": ssh, "project.git_ssh_url": ssh, "project.ssh_url": ssh,
+		"project.web_url": web, "project.homepage": web, "project.default_branch": "main"}
+}
+
+// pushHook delivers GitLab's push (or tag push) hook for ref at sha in r.
+func (w *glWorld) pushHook(r forge.Repo, ref, sha, who string) {
+	w.t.Helper()
+	file, hook := "push.json", "Push Hook"
+	if strings.HasPrefix(ref, "refs/tags/") {
+		file, hook = "tag_push.json", "Tag Push Hook"
+	}
+	set := merge(w.projectFields(r), map[string]any{"ref": ref, "after": sha, "checkout_sha": sha, "before": forge.ZeroSHA,
+		"user_username": who, "user_name": who, "user_id": w.gl.UserID(who)})
+	if st := w.deliver(hook, w.key(), glHookSecret, w.payload(file, set)); st != http.StatusAccepted {
+		w.t.Fatalf("%s of %s to %s: HTTP %d", hook, ref, r.FullName, st)
+	}
+}
+
+// untouched fails the test when project r has a branch besides main, a
+// merge request or a merge.
+func (w *glWorld) untouched(r forge.Repo) {
+	w.t.Helper()
+	ctx := context.Background()
+	c := w.client()
+	if bs, _ := c.ListBranches(ctx, r); len(bs) != 1 || bs[0].Name != "main" {
+		w.t.Errorf("%s: branches %+v, want main only", r.FullName, bs)
+	}
+	if mrs, _ := c.ListOpenChanges(ctx, r); len(mrs) != 0 {
+		w.t.Errorf("%s: open merge requests %+v, want none", r.FullName, mrs)
+	}
+	if m := w.gl.Merges(r); m != 0 {
+		w.t.Errorf("%s: %d merges, want none", r.FullName, m)
+	}
+}
+
+// TestAttackGitLabAcrossGroups is both attacks on GitLab, through its
+// hooks: a set in mallory's sandbox targets acme/sites/edge-1, which did
+// not consent; mallory's project follows a private project of another
+// top-level group, by path and by URL. Neither writes nor copies; a
+// project of the upstream's own group follows it.
+func TestAttackGitLabAcrossGroups(t *testing.T) {
+	t.Parallel()
+	w := newGLWorld(t)
+	ctx := context.Background()
+	c := w.client()
+	follow := func(name, repo string) string {
+		return fmt.Sprintf("---\napiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: %s}\nspec:\n  upstream: {repo: %q, package: keys}\n  downstream: {package: %s}\n", name, repo, name)
+	}
+	sandbox := forge.Repo{Forge: forge.GitLab, FullName: "mallory/sandbox", DefaultBranch: "main"}
+	jewels := forge.Repo{Forge: forge.GitLab, FullName: "secret/vault/jewels", DefaultBranch: "main"}
+	loot := forge.Repo{Forge: forge.GitLab, FullName: "mallory/loot", DefaultBranch: "main"}
+	site := forge.Repo{Forge: forge.GitLab, FullName: "secret/sites/site", DefaultBranch: "main"}
+	set := `apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata: {name: takeover}
+spec:
+  upstream: {repo: mallory/sandbox, package: pwn}
+  targets:
+    - repositories: [{name: acme/sites/edge-1, packageNames: [ci]}]
+      template: {updatePolicy: publish}
+`
+	sha := w.gl.Seed(sandbox, "main", map[string][]byte{"kptbot.yaml": []byte(set), "pwn/Kptfile": []byte(pwnKptfile), "pwn/workflows/pwn.yml": []byte(pwnWorkflow)})
+	w.gl.SetVisibility(sandbox, "public") // readable by anyone: consent alone must stop it
+	jsha := w.gl.Seed(jewels, "main", map[string][]byte{"keys/Kptfile": []byte(strings.Replace(pwnKptfile, "pwn", "keys", 1)),
+		"keys/secret.yaml": []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: root}\nstringData: {password: hunter2}\n")})
+	refs := []string{"secret/vault/jewels", "Secret/Vault/Jewels", w.gl.CloneURL(jewels), strings.Replace(w.gl.CloneURL(jewels), "://", "://oauth2:stolen@", 1)}
+	var cfg strings.Builder
+	for i, ref := range refs {
+		cfg.WriteString(follow(fmt.Sprintf("k%d", i), ref))
+	}
+	lootSHA := w.gl.Seed(loot, "main", map[string][]byte{"kptbot.yaml": []byte(cfg.String())})
+	siteSHA := w.gl.Seed(site, "main", map[string][]byte{"kptbot.yaml": []byte(follow("keys", "secret/vault/jewels"))})
+	for _, tag := range []struct {
+		r        forge.Repo
+		name, at string
+	}{{sandbox, "pwn/v1", sha}, {jewels, "keys/v1", jsha}} {
+		if err := c.CreateTag(ctx, tag.r, tag.name, tag.at, "v1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The set: nothing reaches edge-1, on the sandbox's push, its
+	// release, or edge-1's own reconcile.
+	w.pushHook(sandbox, "refs/heads/main", sha, "mallory")
+	w.pushHook(sandbox, "refs/tags/pwn/v1", sha, "mallory")
+	bs, _ := c.ListBranches(ctx, w.repo)
+	w.pushHook(w.repo, "refs/heads/main", bs[0].SHA, "alice")
+	w.untouched(w.repo)
+
+	// The private upstream: nothing copied, and mallory is told why.
+	w.pushHook(loot, "refs/heads/main", lootSHA, "mallory")
+	w.pushHook(jewels, "refs/tags/keys/v1", jsha, "alice")
+	w.untouched(loot)
+	is, err := c.ListIssues(ctx, loot, DashboardLabel)
+	if err != nil || len(is) != 1 {
+		t.Fatalf("mallory's dashboard: %+v, %v", is, err)
+	}
+	if strings.Contains(is[0].Body, "hunter2") {
+		t.Fatal("the private content reached mallory's dashboard")
+	}
+	for i := range refs {
+		if !strings.Contains(is[0].Body, fmt.Sprintf("variant k%d: upstream not shared with this repository: secret/vault/jewels is not public and not owned by mallory", i)) {
+			t.Errorf("the refusal of k%d (%s) is not on mallory's dashboard:\n%s", i, refs[i], is[0].Body)
+		}
+	}
+
+	// A project of the upstream's own top-level group may follow it.
+	w.pushHook(site, "refs/heads/main", siteSHA, "alice")
+	if mrs, err := c.ListOpenChanges(ctx, site); err != nil || len(mrs) != 1 || !strings.Contains(mrs[0].Title, "clone") {
+		t.Errorf("secret/sites/site: merge requests %+v, %v; want its clone", mrs, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,7 +68,7 @@ func (ev *evaluator) eval(expr string, inputs map[string]any) (string, error) {
 		return "", err
 	}
 	if err := ev.ctx.Err(); err != nil {
-		return "", fmt.Errorf("%q: not evaluated: expanding the set took longer than %s", expr, ExpandTimeout)
+		return "", fmt.Errorf("%s: not evaluated: expanding the set took longer than %s", shortExpr(expr), ExpandTimeout)
 	}
 	ctx, cancel := context.WithTimeout(ev.ctx, ExprTimeout)
 	defer cancel()
@@ -76,17 +77,17 @@ func (ev *evaluator) eval(expr string, inputs map[string]any) (string, error) {
 		var cancelled interpreter.EvalCancelledError
 		switch {
 		case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-			return "", fmt.Errorf("%q: exceeds the cost limit of %d: template expressions must stay simple (no large or nested comprehensions)", expr, ExprCostLimit)
+			return "", fmt.Errorf("%s: exceeds the cost limit of %d: template expressions must stay simple (no large or nested comprehensions)", shortExpr(expr), ExprCostLimit)
 		case ctx.Err() != nil && ev.ctx.Err() != nil:
-			return "", fmt.Errorf("%q: stopped: expanding the set took longer than %s", expr, ExpandTimeout)
+			return "", fmt.Errorf("%s: stopped: expanding the set took longer than %s", shortExpr(expr), ExpandTimeout)
 		case ctx.Err() != nil:
-			return "", fmt.Errorf("%q: stopped: took longer than %s", expr, ExprTimeout)
+			return "", fmt.Errorf("%s: stopped: took longer than %s", shortExpr(expr), ExprTimeout)
 		}
-		return "", fmt.Errorf("%q: %w", expr, err)
+		return "", fmt.Errorf("%s: %w", shortExpr(expr), err)
 	}
 	native, err := val.ConvertToNative(reflect.TypeOf(""))
 	if err != nil {
-		return "", fmt.Errorf("%q: expression must yield a string: %w", expr, err)
+		return "", fmt.Errorf("%s: expression must yield a string: %w", shortExpr(expr), err)
 	}
 	return native.(string), nil
 }
@@ -101,13 +102,23 @@ func (ev *evaluator) program(expr string) (cel.Program, error) {
 	}
 	ast, issues := env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
-		return nil, fmt.Errorf("%q: %w", expr, issues.Err())
+		return nil, fmt.Errorf("%s: %w", shortExpr(expr), issues.Err())
 	}
 	prog, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize),
 		cel.CostLimit(ExprCostLimit), cel.InterruptCheckFrequency(exprInterruptEvery))
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", expr, err)
+		return nil, fmt.Errorf("%s: %w", shortExpr(expr), err)
 	}
 	ev.progs[expr] = prog
 	return prog, nil
+}
+
+// shortExpr quotes an expression for a message, cut short: the field path
+// already says which one it is.
+func shortExpr(expr string) string {
+	const max = 60
+	if r := []rune(expr); len(r) > max {
+		expr = string(r[:max]) + "…"
+	}
+	return strconv.Quote(expr)
 }
