@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"maps"
 	"sync"
 	"time"
@@ -86,4 +87,18 @@ func (run *fanOutRun) snapshot() map[string]string {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	return maps.Clone(run.progress)
+}
+
+// openChangeFor is the open change from branch, nil when there is none.
+func openChangeFor(ctx context.Context, rc *repoCtx, branch string) (*forge.Change, error) {
+	cs, err := rc.f.ListChangesByHead(ctx, rc.repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		if cs[i].State == "open" {
+			return &cs[i], nil
+		}
+	}
+	return nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -305,6 +306,9 @@ func (s *Server) resync(ctx context.Context) {
 	if err != nil {
 		s.log.Error("listing repositories for resync", "err", err)
 	}
+	// Each replica walks the repositories in its own order, so replicas
+	// seldom work on one repository at the same moment.
+	rand.Shuffle(len(repos), func(i, j int) { repos[i], repos[j] = repos[j], repos[i] })
 	for _, r := range repos {
 		s.Resync(r)
 	}

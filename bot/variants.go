@@ -294,7 +294,7 @@ func (b *Bot) updateTarget(ctx context.Context, rc *repoCtx, branch string, p *p
 	case marker.Paused:
 		p.Kind, p.Why = "skip", fmt.Sprintf("#%d is paused", cur.Number)
 		return cur, "", false, nil
-	case marker.Head != "" && cur.HeadSHA != marker.Head:
+	case marker.Head != "" && cur.HeadSHA != marker.Head && !b.pushedByBot(ctx, rc, cur.HeadSHA, p):
 		p.Kind, p.Why = "held", fmt.Sprintf("#%d has commits the bot did not push; comment /%s recreate or /%s update", cur.Number, b.opts.Name, b.opts.Name)
 		if marker.Held == cur.HeadSHA || b.opts.DryRun {
 			return cur, "", false, nil
@@ -320,6 +320,15 @@ func (b *Bot) upsertUpdateChange(ctx context.Context, rc *repoCtx, p *plannedVar
 	body := b.updateBody(p, marker)
 	if cur == nil {
 		c, err := rc.f.OpenChange(ctx, rc.repo, forge.ChangeSpec{Head: branch, Base: rc.repo.DefaultBranch, Title: title, Body: body, Draft: draft})
+		if errors.Is(err, forge.ErrConflict) {
+			// Another replica opened it between our look and our push,
+			// which moved its branch: our push is the head, so ours is
+			// the marker.
+			if cur, err = openChangeFor(ctx, rc, branch); err == nil && cur != nil {
+				return b.upsertUpdateChange(ctx, rc, p, cur, branch, head, draft, openUpdates)
+			}
+			return errors.Join(err, fmt.Errorf("opening the update change for %s: %w", branch, forge.ErrConflict))
+		}
 		if err != nil {
 			return err
 		}
