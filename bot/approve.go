@@ -21,55 +21,108 @@ type approval struct {
 // verdict is the approval count for a change's head.
 type verdict struct {
 	valid []string
-	// stale are approvals of an earlier head whose rendered output differs.
+	// stale are approvals of an earlier head whose change differs.
 	stale []approval
-	// refused explains approvals that do not count (author, pusher, not
-	// an approver).
+	// refused explains approvals that do not count (author, requester,
+	// pusher, not an approver).
 	refused []string
 }
 
-// approvals collects the latest approval of each reviewer (reviews on the
-// forge, and /kptbot approve commands the bot recorded) and counts those
-// that hold for the current head under the repository's rules.
+// word is one person's say on a change, from a review or a command.
+type word struct {
+	login  string
+	sha    string
+	at     time.Time
+	revoke bool
+}
+
+// latestApprovals orders reviews and /kptbot approve commands by the
+// forge's time and keeps each person's latest word: an approval counts
+// until the same person's later changes-requested or dismissed review.
+// A review without a time is taken as the newest word and a command
+// approval without one as the oldest, so a missing time never revives an
+// approval. The result is in first-approval order.
+func latestApprovals(reviews []forge.Review, cmds []stateApproval) []approval {
+	var words []word
+	for _, a := range cmds {
+		words = append(words, word{login: a.By, sha: a.SHA, at: a.At})
+	}
+	nCmds := len(words)
+	for _, rv := range reviews {
+		switch rv.State {
+		case forge.ReviewApproved:
+			words = append(words, word{login: rv.Reviewer.Login, sha: rv.CommitSHA, at: rv.SubmittedAt})
+		case forge.ReviewChangesRequested, forge.ReviewDismissed:
+			words = append(words, word{login: rv.Reviewer.Login, at: rv.SubmittedAt, revoke: true})
+		}
+	}
+	rank := func(i int) (int, time.Time) {
+		switch {
+		case words[i].at.IsZero() && i < nCmds:
+			return 0, time.Time{}
+		case words[i].at.IsZero():
+			return 2, time.Time{}
+		}
+		return 1, words[i].at
+	}
+	idx := make([]int, len(words))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ra, ta := rank(idx[a])
+		rb, tb := rank(idx[b])
+		if ra != rb {
+			return ra < rb
+		}
+		return ta.Before(tb)
+	})
+	latest := map[string]*approval{}
+	var order []string
+	for _, i := range idx {
+		wd := words[i]
+		key := strings.ToLower(wd.login)
+		if wd.revoke {
+			delete(latest, key)
+			continue
+		}
+		if _, ok := latest[key]; !ok {
+			order = append(order, key)
+		}
+		latest[key] = &approval{login: wd.login, sha: wd.sha}
+	}
+	var out []approval
+	seen := map[string]bool{}
+	for _, k := range order {
+		if a := latest[k]; a != nil && !seen[k] {
+			seen[k] = true
+			out = append(out, *a)
+		}
+	}
+	return out
+}
+
+// approvals collects the latest word of each reviewer (reviews on the
+// forge, and /kptbot approve commands the bot recorded) and counts the
+// approvals that hold for the current head under the repository's rules.
 func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
 	rc, ch := w.rc, w.ch
 	reviews, err := rc.f.ListReviews(ctx, rc.repo, ch.Number)
 	if err != nil {
 		return verdict{}, err
 	}
-	latest := map[string]*approval{}
-	var order []string
-	for _, rv := range reviews {
-		login := strings.ToLower(rv.Reviewer.Login)
-		switch rv.State {
-		case forge.ReviewApproved:
-			if _, ok := latest[login]; !ok {
-				order = append(order, login)
-			}
-			latest[login] = &approval{login: rv.Reviewer.Login, sha: rv.CommitSHA}
-		case forge.ReviewChangesRequested, forge.ReviewDismissed:
-			delete(latest, login)
-		}
-	}
-	for _, a := range w.st.Approvals {
-		login := strings.ToLower(a.By)
-		if _, ok := latest[login]; !ok {
-			order = append(order, login)
-		}
-		latest[login] = &approval{login: a.By, sha: a.SHA}
-	}
 	var v verdict
 	rules := rc.spec.Approvals
-	for _, login := range order {
-		a := latest[login]
-		if a == nil {
-			continue
-		}
+	authorMay := rules != nil && rules.AllowAuthor
+	for _, a := range latestApprovals(reviews, w.st.Approvals) {
 		switch {
 		case sameLogin(a.login, b.login(rc.repo.Forge)):
 			continue
-		case sameLogin(a.login, ch.Author.Login) && (rules == nil || !rules.AllowAuthor):
+		case sameLogin(a.login, ch.Author.Login) && !authorMay:
 			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.login))
+			continue
+		case w.st.requested(a.login) && !authorMay:
+			v.refused = append(v.refused, fmt.Sprintf("@%s requested the change by command, which makes them its author", a.login))
 			continue
 		case sameLogin(a.login, w.st.Pushers[ch.HeadSHA]):
 			v.refused = append(v.refused, fmt.Sprintf("@%s pushed the head commit", a.login))
@@ -83,11 +136,11 @@ func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
 			v.refused = append(v.refused, fmt.Sprintf("@%s is not an approver", a.login))
 			continue
 		}
-		if a.sha == ch.HeadSHA || (w.st.Digests[a.sha] != "" && w.st.Digests[a.sha] == w.st.Digests[ch.HeadSHA]) {
+		if a.sha != "" && (a.sha == ch.HeadSHA || (w.st.Digests[a.sha] != "" && w.st.Digests[a.sha] == w.st.Digests[ch.HeadSHA])) {
 			v.valid = append(v.valid, a.login)
 			continue
 		}
-		v.stale = append(v.stale, *a)
+		v.stale = append(v.stale, a)
 	}
 	return v, nil
 }
@@ -139,7 +192,7 @@ func (b *Bot) evaluate(ctx context.Context, w *work) error {
 		if !w.st.notice("stale:" + strings.ToLower(a.login) + "@" + a.sha + ">" + w.ch.HeadSHA) {
 			continue
 		}
-		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and its rendered output differs, so that approval no longer counts. Please review again.", a.login, short(a.sha), short(w.ch.HeadSHA))
+		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and the change differs (its rendered output or the files it touches), so that approval no longer counts. Please review again.", a.login, short(a.sha), short(w.ch.HeadSHA))
 		if err := b.reply(ctx, w.rc, w.ch.Number, msg); err != nil {
 			return err
 		}
@@ -190,7 +243,7 @@ func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
 		}
 		if errors.Is(err, forge.ErrNotMergeable) {
 			if w.st.notice("unmergeable:" + ch.HeadSHA + ":" + err.Error()) {
-				return b.reply(ctx, rc, ch.Number, fmt.Sprintf("Approved, but the forge refused the merge: %s\n\nkptbot will try again on the next event or resync.", err))
+				return b.reply(ctx, rc, ch.Number, fmt.Sprintf("Approved, but the forge refused the merge: %s\n\nkptbot will try again on the next event or resync.", userText(err.Error())))
 			}
 			return nil
 		}
@@ -253,7 +306,7 @@ func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, a
 	}()
 	for _, r := range results {
 		if r.deleted {
-			lines = append(lines, fmt.Sprintf("- `%s`: deleted", r.name))
+			lines = append(lines, fmt.Sprintf("- %s: deleted", code(r.name)))
 			continue
 		}
 		tag, created, err := b.ensureTag(ctx, rc, r.name, ch, approvers)
@@ -264,7 +317,7 @@ func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, a
 			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.name})
 			published = append(published, r.name)
 		}
-		lines = append(lines, fmt.Sprintf("- `%s` published as `%s`", r.name, tag))
+		lines = append(lines, fmt.Sprintf("- %s published as %s", code(r.name), code(tag)))
 	}
 	if !ch.FromFork {
 		if err := rc.f.DeleteBranch(ctx, rc.repo, ch.HeadRef, ch.HeadSHA); err != nil && !errors.Is(err, forge.ErrConflict) {

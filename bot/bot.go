@@ -259,7 +259,7 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	if ev.Change != nil {
 		log = log.With("change", ev.Change.Number)
 	}
-	if sameLogin(ev.Sender.Login, b.login(ev.Repo.Forge)) && ev.Kind != forge.EventChangeMerged {
+	if isSelf(ev.Sender, b.login(ev.Repo.Forge)) && ev.Kind != forge.EventChangeMerged {
 		out.Skipped = "event caused by the bot itself"
 		return out, nil
 	}

@@ -21,6 +21,13 @@ func (b *Bot) onChange(ctx context.Context, ev forge.Event, out *Outcome) error 
 		return nil
 	}
 	return b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error {
+		if ev.Kind == forge.EventUnapproved && ev.Sender.Login != "" {
+			// Revoking on the forge (GitLab's Revoke approval) withdraws
+			// the same person's command approval too.
+			if err := b.revokeCommandApprovals(ctx, rc, ev.Change.Number, ev.Sender.Login); err != nil {
+				return err
+			}
+		}
 		if ev.Kind == forge.EventReviewSubmitted && ev.Review != nil && ev.Review.State == forge.ReviewChangesRequested {
 			if err := b.rejectByReview(ctx, rc, ev); err != nil {
 				return err
@@ -35,6 +42,9 @@ type work struct {
 	rc      *repoCtx
 	ch      forge.Change
 	status  statusComment
+	// comments are the change's comments as listed when the status was
+	// loaded.
+	comments []forge.Comment
 	st      changeState
 	results []pkgResult
 	// cfgChanged is set when the change edits kptbot.yaml.
@@ -128,7 +138,9 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 		}
 	}
 	if len(w.results) > 0 {
-		w.st.recordDigest(ch.HeadSHA, combinedDigest(w.results))
+		// An approval carries to another head only when both the rendered
+		// output and every changed path are the same.
+		w.st.recordDigest(ch.HeadSHA, combinedDigest(w.results)+"."+changeDigest(base.Files, head.Files))
 	}
 	return nil
 }
@@ -136,11 +148,13 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 // forkPoint is where the change's branch left its base: what the change
 // touched is measured from there, so packages changed on the base since
 // then are not counted as the change's (nor published by it). The base tip
-// stands in when the history cannot tell (over 100 commits).
+// stands in when the history cannot tell (over 100 commits). The base
+// branch is read as it is now: a change's recorded base SHA can be from
+// before a rebase, which would count the base's own commits as the change's.
 func (b *Bot) forkPoint(ctx context.Context, rc *repoCtx, ch forge.Change) string {
-	base := ch.BaseSHA
+	base := ch.BaseRef
 	if base == "" {
-		base = ch.BaseRef
+		base = ch.BaseSHA
 	}
 	log, err := rc.f.Log(ctx, rc.repo, base, ch.HeadSHA)
 	if err != nil || len(log) == 0 || len(log) >= 100 {
@@ -224,8 +238,12 @@ func (b *Bot) loadStatus(ctx context.Context, w *work) error {
 	if err != nil {
 		return err
 	}
+	w.comments = comments
 	w.status = findStatus(comments, b.login(w.rc.repo.Forge))
 	w.st = w.status.state
+	if w.ch.State == "open" {
+		w.st.observeHead(w.ch.HeadSHA, comments)
+	}
 	return nil
 }
 
@@ -253,7 +271,7 @@ func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
 
 func (b *Bot) statusSummary(w *work, extra string) string {
 	var s strings.Builder
-	s.WriteString("**kptbot** status for this change\n\n| package | render | resources |\n|---|---|---|\n")
+	s.WriteString(statusHeader + "\n\n| package | render | resources |\n|---|---|---|\n")
 	for _, r := range w.results {
 		state := "✅ rendered"
 		if r.deleted {
@@ -261,7 +279,7 @@ func (b *Bot) statusSummary(w *work, extra string) string {
 		} else if !r.ok {
 			state = "❌ failed"
 		}
-		fmt.Fprintf(&s, "| `%s` | %s | +%d ~%d -%d |\n", r.name, state, len(r.diff.Added), len(r.diff.Changed), len(r.diff.Removed))
+		fmt.Fprintf(&s, "| %s | %s | +%d ~%d -%d |\n", code(r.name), state, len(r.diff.Added), len(r.diff.Changed), len(r.diff.Removed))
 	}
 	if w.st.Paused {
 		s.WriteString("\nPaused: the bot will not update this branch (`/" + b.opts.Name + " resume`).\n")

@@ -21,7 +21,7 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 		out.Skipped = "edited comments are never read as commands"
 		return nil
 	}
-	if sameLogin(ev.Comment.Author.Login, b.login(ev.Repo.Forge)) || ev.Comment.Author.Bot {
+	if isSelf(ev.Comment.Author, b.login(ev.Repo.Forge)) || ev.Comment.Author.Bot {
 		out.Skipped = "comment by a bot"
 		return nil
 	}
@@ -44,7 +44,7 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 		var replies []string
 		var errs []error
 		for _, c := range cmds {
-			msg, err := b.run(ctx, rc, number, ev.Comment.Author, c)
+			msg, err := b.run(ctx, rc, number, *ev.Comment, c)
 			if err != nil {
 				errs = append(errs, err)
 				msg = "❌ `" + string(c.Verb) + "` failed: " + userMessage(err)
@@ -76,10 +76,11 @@ func userMessage(err error) string {
 	return "an internal error (see the bot's logs)"
 }
 
-// run executes one command; the returned text is the reply.
-func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, who forge.User, c Command) (string, error) {
+// run executes one command of comment cm; the returned text is the reply.
+func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment, c Command) (string, error) {
+	who := cm.Author
 	if c.Verb == "" {
-		msg := fmt.Sprintf("`%s` is not a %s command.", c.Unknown, b.opts.Name)
+		msg := fmt.Sprintf("%s is not a %s command.", code(c.Unknown), b.opts.Name)
 		if c.Suggest != "" {
 			msg += fmt.Sprintf(" Did you mean `/%s %s`?", b.opts.Name, c.Suggest)
 		}
@@ -112,22 +113,31 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, who forge.User, 
 		}
 		return "Proposed: ready for review.", b.syncChange(ctx, rc, number, forge.Event{})
 	case VerbReject:
+		// Whoever rejects withdraws their own command approval.
+		if err := b.revokeCommandApprovals(ctx, rc, ch.Number, who.Login); err != nil {
+			return "", err
+		}
 		if ch.Draft {
 			return "Already a draft.", nil
 		}
 		return "Rejected: back to draft.", b.setDraft(ctx, rc, ch, true)
 	case VerbApprove:
-		return b.approveCommand(ctx, rc, ch, who)
+		return b.approveCommand(ctx, rc, ch, cm, c.Args)
 	case VerbRender:
 		return "Rendered again; see the checks.", b.syncChange(ctx, rc, number, forge.Event{})
 	case VerbPause, VerbResume:
 		return b.setPaused(ctx, rc, ch, c.Verb == VerbPause)
 	case VerbDelete:
-		return b.deleteCommand(ctx, rc, c.Args)
+		return b.deleteCommand(ctx, rc, who, c.Args)
 	case VerbUpdate, VerbRecreate:
 		m, ok := ParseMarker(ch.Body)
-		if !ok || m.Variant == "" {
+		if !ok || m.Variant == "" || !isSelf(ch.Author, b.login(rc.repo.Forge)) {
 			return fmt.Sprintf("`%s` applies to update changes kptbot opened for package variants; this change is not one.", c.Verb), nil
+		}
+		// The bot will write content on who's request: who counts as an
+		// author of what follows.
+		if err := b.addRequester(ctx, rc, ch, who.Login); err != nil {
+			return "", err
 		}
 		if c.Verb == VerbRecreate {
 			return b.recreate(ctx, rc, ch, m)
@@ -141,19 +151,32 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, who forge.User, 
 	return "", fmt.Errorf("command %q has no handler", c.Verb)
 }
 
-// approveCommand records an approval of the current head by an approver
-// in the bot's status comment (the only place a human cannot edit), then
-// re-evaluates the change.
-func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, who forge.User) (string, error) {
+// approveCommand records an approval by an approver in the bot's status
+// comment (the only place a human cannot edit), then re-evaluates the
+// change. The approval is bound to the head the comment was written
+// against: the current head, only when the bot saw it before the comment
+// was written (comment IDs are the forge's order); otherwise the approver
+// must name the commit (/kptbot approve SHA), so a push that lands while
+// the command waits in the queue is never approved unseen.
+func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, cm forge.Comment, args []string) (string, error) {
+	who := cm.Author
 	w := &work{rc: rc, ch: ch}
 	if err := b.loadStatus(ctx, w); err != nil {
 		return "", err
 	}
-	if sameLogin(who.Login, ch.Author.Login) && (rc.spec.Approvals == nil || !rc.spec.Approvals.AllowAuthor) {
+	sha, refusal := approvedHead(w.st, ch.HeadSHA, cm.ID, args, b.opts.Name)
+	if refusal != "" {
+		return refusal, b.saveStatus(ctx, w, "")
+	}
+	authorMay := rc.spec.Approvals != nil && rc.spec.Approvals.AllowAuthor
+	if sameLogin(who.Login, ch.Author.Login) && !authorMay {
 		return fmt.Sprintf("🚫 @%s authored this change and cannot approve it.", who.Login), nil
 	}
-	if sameLogin(who.Login, w.st.Pushers[ch.HeadSHA]) {
-		return fmt.Sprintf("🚫 @%s pushed the head commit and cannot approve it.", who.Login), nil
+	if w.st.requested(who.Login) && !authorMay {
+		return fmt.Sprintf("🚫 @%s requested this change by command, which makes them its author: they cannot approve it.", who.Login), nil
+	}
+	if sameLogin(who.Login, w.st.Pushers[sha]) {
+		return fmt.Sprintf("🚫 @%s pushed that commit and cannot approve it.", who.Login), nil
 	}
 	ok, err := b.mayApprove(ctx, rc, who.Login)
 	if err != nil {
@@ -162,21 +185,108 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 	if !ok {
 		return fmt.Sprintf("🚫 @%s is not an approver of %s (kptbot.yaml spec.approvals).", who.Login, rc.repo.FullName), nil
 	}
+	at := cm.CreatedAt
+	for _, c := range w.comments {
+		if c.ID == cm.ID && !c.CreatedAt.IsZero() {
+			at = c.CreatedAt // the forge's record, as listed
+		}
+	}
 	kept := w.st.Approvals[:0]
 	for _, a := range w.st.Approvals {
 		if !sameLogin(a.By, who.Login) {
 			kept = append(kept, a)
 		}
 	}
-	w.st.Approvals = append(kept, stateApproval{By: who.Login, SHA: ch.HeadSHA})
+	w.st.Approvals = append(kept, stateApproval{By: who.Login, SHA: sha, At: at})
 	if err := b.saveStatus(ctx, w, ""); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("Approved `%s`.", short(ch.HeadSHA))
+	msg := fmt.Sprintf("Approved `%s`.", short(sha))
+	if sha != ch.HeadSHA {
+		msg += fmt.Sprintf(" The head is now `%s`: the approval counts for it only if the change is identical.", short(ch.HeadSHA))
+	}
 	if ch.Draft {
 		msg += " The change is still a draft: it publishes once proposed."
 	}
 	return msg, b.syncChange(ctx, rc, ch.Number, forge.Event{})
+}
+
+// approvedHead decides which commit an approve command approves: the one
+// it names (a full SHA or a prefix of at least 7 hex digits of a head the
+// bot has seen on this change), or else the current head when the comment
+// (ID id) is newer than the bot's first sight of it. refusal is the reply
+// when neither holds.
+func approvedHead(st changeState, current string, id int64, args []string, name string) (sha, refusal string) {
+	if len(args) > 0 {
+		want := strings.ToLower(args[0])
+		if len(want) < 7 || len(want) > 40 || strings.Trim(want, "0123456789abcdef") != "" {
+			return "", fmt.Sprintf("%s is not a commit SHA: use `/%s approve SHA` with at least 7 hex digits.", code(args[0]), name)
+		}
+		var found []string
+		for _, h := range append([]headSeen{{SHA: current}}, st.Heads...) {
+			if strings.HasPrefix(h.SHA, want) && !containsString(found, h.SHA) {
+				found = append(found, h.SHA)
+			}
+		}
+		switch len(found) {
+		case 1:
+			return found[0], ""
+		case 0:
+			return "", fmt.Sprintf("%s is not a head of this change; the head is `%s`.", code(args[0]), short(current))
+		default:
+			return "", fmt.Sprintf("%s names more than one head of this change; give more digits.", code(args[0]))
+		}
+	}
+	if head, ok := headForComment(st.Heads, current, id); ok {
+		return head, ""
+	}
+	return "", fmt.Sprintf("The head is `%s`, and it may have moved after your comment was written, so kptbot cannot tell which commit you reviewed. Approve it explicitly with `/%s approve %s`.", short(current), name, current)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// revokeCommandApprovals drops login's /kptbot approve records on change
+// number.
+func (b *Bot) revokeCommandApprovals(ctx context.Context, rc *repoCtx, number int, login string) error {
+	ch, err := rc.f.GetChange(ctx, rc.repo, number)
+	if err != nil {
+		return err
+	}
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return err
+	}
+	kept := w.st.Approvals[:0]
+	for _, a := range w.st.Approvals {
+		if !sameLogin(a.By, login) {
+			kept = append(kept, a)
+		}
+	}
+	if len(kept) == len(w.st.Approvals) {
+		return nil
+	}
+	w.st.Approvals = kept
+	return b.saveStatus(ctx, w, "")
+}
+
+// addRequester records login as having asked for ch's content by command.
+func (b *Bot) addRequester(ctx context.Context, rc *repoCtx, ch forge.Change, login string) error {
+	w := &work{rc: rc, ch: ch}
+	if err := b.loadStatus(ctx, w); err != nil {
+		return err
+	}
+	if w.st.requested(login) {
+		return nil
+	}
+	w.st.addRequester(login)
+	return b.saveStatus(ctx, w, "")
 }
 
 func (b *Bot) setPaused(ctx context.Context, rc *repoCtx, ch forge.Change, paused bool) (string, error) {
@@ -205,21 +315,28 @@ func (b *Bot) setPaused(ctx context.Context, rc *repoCtx, ch forge.Change, pause
 
 // deleteCommand opens a DeletionProposed change: a branch that removes
 // the package, proposed for review and published like any other change.
-func (b *Bot) deleteCommand(ctx context.Context, rc *repoCtx, args []string) (string, error) {
+// Whoever asked counts as its author, so they cannot approve it alone.
+func (b *Bot) deleteCommand(ctx context.Context, rc *repoCtx, who forge.User, args []string) (string, error) {
 	if len(args) != 1 {
 		return fmt.Sprintf("Usage: `/%s delete PACKAGE`.", b.opts.Name), nil
 	}
-	return b.proposeDeletion(ctx, rc, strings.Trim(args[0], "/"))
+	return b.proposeDeletionFor(ctx, rc, strings.Trim(args[0], "/"), who.Login)
 }
 
 // proposeDeletion opens (once) the change that deletes a package.
 func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (string, error) {
+	return b.proposeDeletionFor(ctx, rc, pkg, "")
+}
+
+// proposeDeletionFor is proposeDeletion asked for by requester ("" when
+// the bot decided it itself), who is recorded as the change's author.
+func (b *Bot) proposeDeletionFor(ctx context.Context, rc *repoCtx, pkg, requester string) (string, error) {
 	snap, err := rc.f.ReadTree(ctx, rc.repo, rc.repo.DefaultBranch, rc.pkgDir(pkg))
 	if err != nil {
 		return "", err
 	}
 	if _, ok := snap.Files["Kptfile"]; !ok {
-		return fmt.Sprintf("There is no package `%s` on %s.", pkg, rc.repo.DefaultBranch), nil
+		return fmt.Sprintf("There is no package %s on %s.", code(pkg), rc.repo.DefaultBranch), nil
 	}
 	tags, err := rc.f.ListTags(ctx, rc.repo)
 	if err != nil {
@@ -234,12 +351,17 @@ func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (str
 	if existing, err := rc.f.ListChangesByHead(ctx, rc.repo, branch); err == nil {
 		for _, c := range existing {
 			if c.State == "open" {
-				return fmt.Sprintf("Deletion of `%s` is already proposed in #%d.", pkg, c.Number), nil
+				if requester != "" {
+					if err := b.addRequester(ctx, rc, c, requester); err != nil {
+						return "", err
+					}
+				}
+				return fmt.Sprintf("Deletion of %s is already proposed in #%d.", code(pkg), c.Number), nil
 			}
 		}
 	}
 	if b.opts.DryRun {
-		return fmt.Sprintf("Would propose deleting `%s`.", pkg), nil
+		return fmt.Sprintf("Would propose deleting %s.", code(pkg)), nil
 	}
 	files := map[string][]byte{}
 	for p := range snap.Files {
@@ -259,5 +381,10 @@ func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (str
 		return "", err
 	}
 	rc.out.Opened = append(rc.out.Opened, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Package: pkg, Title: ch.Title, URL: ch.URL})
-	return fmt.Sprintf("Proposed deleting `%s` in #%d.", pkg, ch.Number), nil
+	if requester != "" {
+		if err := b.addRequester(ctx, rc, ch, requester); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Proposed deleting %s in #%d.", code(pkg), ch.Number), nil
 }

@@ -247,6 +247,27 @@ func combinedDigest(rs []pkgResult) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// changeDigest is the identity of a whole change: every path that differs
+// between the fork point (base) and the head, with its new content or its
+// deletion. Two heads with equal change digests propose the same edit to
+// the repository, whatever else moved on the base branch; a head that
+// also adds a workflow or a kptbot.yaml differs.
+func changeDigest(base, head map[string][]byte) string {
+	paths := changedPaths(base, head)
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		c, ok := head[p]
+		if !ok {
+			fmt.Fprintf(h, "%s\x00deleted\x00", p)
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(c))
+		h.Write(c)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // resourceDiff is the resource-level summary of a rendered change.
 type resourceDiff struct {
 	Added, Changed, Removed []string

@@ -6,36 +6,58 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kptbot/kptbot/forge"
 )
 
 // The bot keeps what it must remember about a change in one comment it
 // authored on that change (the status comment), as a hidden JSON marker.
-// Only comments whose author is the bot's own login are read, so a human
-// cannot forge the record that decides whether an approval still counts;
-// the PR body (which the author can edit) carries only descriptive data.
+// Three rules keep users' text from ever being read as that record:
+//   - only comments whose author is the bot's own account are read
+//     (isSelf: exact login and the forge's bot flag);
+//   - the record is the marker that ends the comment, and the comment
+//     must begin with the status header: text the bot echoes sits between
+//     the two and cannot move either;
+//   - every user-controlled string the bot echoes goes through userText
+//     (no "<", ">", backticks or newlines survive), and the marker's JSON
+//     escapes "<" and ">" itself, so no echoed name can open or close an
+//     HTML comment.
+// The PR body (which the author can edit) carries only descriptive data.
 
 const (
 	stateMarker = "kptbot-state"
 	bodyMarker  = "kptbot"
 	// keepDigests bounds the heads remembered per change.
 	keepDigests = 30
+	// statusHeader begins every status comment.
+	statusHeader = "**kptbot** status for this change"
+	stateOpen    = "<!-- " + stateMarker + ": "
+	markerClose  = " -->"
 )
 
 var markerRE = regexp.MustCompile(`<!-- (kptbot(?:-state)?): (\{.*?\}) -->`)
 
 // changeState is what the status comment remembers.
 type changeState struct {
-	// Digests maps head SHAs the bot rendered to the rendered output's
-	// digest: an approval of an older head still counts when its digest
-	// equals the current head's (a rebase).
+	// Digests maps head SHAs the bot rendered to the digest of the whole
+	// change at that head (every path changed since the fork point, and
+	// the rendered output): an approval of an older head still counts
+	// when its digest equals the current head's (a rebase).
 	Digests map[string]string `json:"digests,omitempty"`
 	// Order lists Digests' keys oldest first, for trimming.
 	Order []string `json:"order,omitempty"`
 	// Pushers maps a head SHA to who pushed it: that user's approval
 	// never counts for it.
 	Pushers map[string]string `json:"pushers,omitempty"`
+	// Heads are the heads the change had, in the order the bot saw them,
+	// each with the comment-ID watermark of when it was first seen: a
+	// command comment with a larger ID was written while that head (or a
+	// later one) was the head.
+	Heads []headSeen `json:"heads,omitempty"`
+	// Requesters asked the bot, by command, to make this change's content
+	// (a deletion, an update): each counts as an author.
+	Requesters []string `json:"requesters,omitempty"`
 	// Approvals are /kptbot approve commands the bot accepted.
 	Approvals []stateApproval `json:"approvals,omitempty"`
 	// Noticed are notices already posted (stale approvals, refused
@@ -50,6 +72,17 @@ type changeState struct {
 type stateApproval struct {
 	By  string `json:"by"`
 	SHA string `json:"sha"`
+	// At is the forge's creation time of the command comment, which
+	// orders it against reviews (a later changes-requested review by the
+	// same person revokes it).
+	At time.Time `json:"at,omitempty"`
+}
+
+// headSeen is one head of a change and the highest comment ID that
+// existed when the bot first saw it.
+type headSeen struct {
+	SHA   string `json:"sha"`
+	After int64  `json:"after"`
 }
 
 // BodyMarker is the descriptive marker in the body of a change the bot
@@ -75,24 +108,38 @@ func FormatMarker(m BodyMarker) string {
 	return "<!-- " + bodyMarker + ": " + string(b) + " -->"
 }
 
-// ParseMarker finds the body marker; ok is false when there is none.
+// ParseMarker finds the body marker; ok is false when there is none. The
+// bot appends its marker at the end of a body, so the last one counts: a
+// marker earlier in the text is someone's echo, not the bot's record.
 func ParseMarker(body string) (m BodyMarker, ok bool) {
-	for _, g := range markerRE.FindAllStringSubmatch(body, -1) {
-		if g[1] == bodyMarker && json.Unmarshal([]byte(g[2]), &m) == nil {
-			return m, true
+	gs := markerRE.FindAllStringSubmatch(body, -1)
+	for i := len(gs) - 1; i >= 0; i-- {
+		var cand BodyMarker
+		if gs[i][1] == bodyMarker && json.Unmarshal([]byte(gs[i][2]), &cand) == nil {
+			return cand, true
 		}
 	}
 	return BodyMarker{}, false
 }
 
+// parseState reads the record that ends a status comment: the last
+// marker, which must close the body. A marker anywhere else (echoed text,
+// a quote) is not the record.
 func parseState(body string) (changeState, bool) {
-	for _, g := range markerRE.FindAllStringSubmatch(body, -1) {
-		var st changeState
-		if g[1] == stateMarker && json.Unmarshal([]byte(g[2]), &st) == nil {
-			return st, true
-		}
+	body = strings.TrimRight(body, " \t\r\n")
+	if !strings.HasPrefix(body, statusHeader) || !strings.HasSuffix(body, markerClose) {
+		return changeState{}, false
 	}
-	return changeState{}, false
+	i := strings.LastIndex(body, stateOpen)
+	if i < 0 {
+		return changeState{}, false
+	}
+	raw := body[i+len(stateOpen) : len(body)-len(markerClose)]
+	var st changeState
+	if !strings.HasPrefix(raw, "{") || json.Unmarshal([]byte(raw), &st) != nil {
+		return changeState{}, false
+	}
+	return st, true
 }
 
 // statusComment is the bot's status comment on a change and its state.
@@ -102,11 +149,12 @@ type statusComment struct {
 	state changeState
 }
 
-// findStatus returns the bot's status comment among comments, trusting
-// only those the bot itself wrote.
-func findStatus(comments []forge.Comment, botLogin string) statusComment {
+// findStatus returns the bot's status comment among comments (the oldest
+// one, which the bot keeps editing), trusting only those the bot itself
+// wrote.
+func findStatus(comments []forge.Comment, self string) statusComment {
 	for _, c := range comments {
-		if !sameLogin(c.Author.Login, botLogin) {
+		if !isSelf(c.Author, self) {
 			continue
 		}
 		if st, ok := parseState(c.Body); ok {
@@ -116,12 +164,64 @@ func findStatus(comments []forge.Comment, botLogin string) statusComment {
 	return statusComment{}
 }
 
-// sameLogin compares logins as forges do: case-insensitively, with an
-// App's "[bot]" suffix optional.
+// sameLogin compares two people's logins as forges do: exactly, but
+// case-insensitively (GitHub and GitLab logins are unique regardless of
+// case). "kptbot" and "kptbot[bot]" are different accounts.
 func sameLogin(a, b string) bool {
-	norm := func(s string) string { return strings.TrimSuffix(strings.ToLower(s), "[bot]") }
-	return a != "" && b != "" && norm(a) == norm(b)
+	return a != "" && b != "" && strings.EqualFold(a, b)
 }
+
+// isSelf reports whether u is the bot's own account: the same login and,
+// for an App identity (login ending in "[bot]"), the forge's bot flag, so
+// a user account can never pass as the bot.
+func isSelf(u forge.User, self string) bool {
+	if !sameLogin(u.Login, self) {
+		return false
+	}
+	return u.Bot || !strings.HasSuffix(strings.ToLower(self), "[bot]")
+}
+
+// userText makes a user-controlled string safe to echo in a comment: HTML
+// special characters, backticks and table pipes become entities, line
+// breaks become spaces, and mentions are defused. The result is meant for
+// plain text or an HTML <code> element, never a Markdown code span
+// (entities are shown literally there).
+func userText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '"':
+			b.WriteString("&quot;")
+		case '\'':
+			b.WriteString("&#39;")
+		case '`':
+			b.WriteString("&#96;")
+		case '|':
+			b.WriteString("&#124;")
+		case '@':
+			b.WriteString("&#64;")
+		case '\\':
+			b.WriteString("&#92;")
+		case '\n', '\r', '\t', '\u2028', '\u2029':
+			b.WriteByte(' ')
+		default:
+			if r < 0x20 || r == 0x7f {
+				continue
+			}
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// code shows a user-controlled string as inline code, safely.
+func code(s string) string { return "<code>" + userText(s) + "</code>" }
 
 func (st *changeState) recordDigest(sha, digest string) {
 	if st.Digests == nil {
@@ -164,8 +264,56 @@ func (st *changeState) notice(key string) bool {
 }
 
 // render formats the status comment: a human summary, then the marker.
+// The summary must begin with statusHeader and echo user text only
+// through userText or code.
 func (st changeState) render(summary string) string {
 	sort.Strings(st.Packages)
-	b, _ := json.Marshal(st)
-	return fmt.Sprintf("%s\n\n<!-- %s: %s -->", strings.TrimSpace(summary), stateMarker, b)
+	b, _ := json.Marshal(st) // escapes <, > and &: the JSON cannot end the comment
+	return fmt.Sprintf("%s\n\n%s%s%s", strings.TrimSpace(summary), stateOpen, b, markerClose)
+}
+
+// observeHead records the change's current head the first time the bot
+// sees it, with the highest comment ID listed after the head was read.
+func (st *changeState) observeHead(head string, comments []forge.Comment) {
+	if n := len(st.Heads); n > 0 && st.Heads[n-1].SHA == head {
+		return
+	}
+	var maxID int64
+	for _, c := range comments {
+		maxID = max(maxID, c.ID)
+	}
+	st.Heads = append(st.Heads, headSeen{SHA: head, After: maxID})
+	if len(st.Heads) > keepDigests {
+		st.Heads = st.Heads[len(st.Heads)-keepDigests:]
+	}
+}
+
+// headForComment is the head a comment with ID id was written against:
+// ok only when the change's head has not moved since the comment was
+// written, i.e. the comment is newer than when the bot first saw the
+// current head. Anything else (the head moved after the comment, or the
+// bot cannot tell) is not ok.
+func headForComment(heads []headSeen, current string, id int64) (string, bool) {
+	n := len(heads)
+	if id <= 0 || n == 0 || heads[n-1].SHA != current || id <= heads[n-1].After {
+		return "", false
+	}
+	return current, true
+}
+
+// requested reports whether login asked for this change by command.
+func (st changeState) requested(login string) bool {
+	for _, r := range st.Requesters {
+		if sameLogin(r, login) {
+			return true
+		}
+	}
+	return false
+}
+
+// addRequester remembers login as one who asked for the change.
+func (st *changeState) addRequester(login string) {
+	if login != "" && !st.requested(login) {
+		st.Requesters = append(st.Requesters, login)
+	}
 }

@@ -111,14 +111,23 @@ type Review struct {
 	// for that commit.
 	CommitSHA string `json:"commitSHA,omitempty"`
 	Body      string `json:"body,omitempty"`
+	// SubmittedAt is when the forge recorded the review (zero when the
+	// forge did not say): reviews and command approvals are ordered by it.
+	SubmittedAt time.Time `json:"submittedAt,omitempty"`
 }
 
 // Comment is a comment on a change.
 type Comment struct {
+	// ID is the forge's comment ID. Both forges hand them out from one
+	// increasing sequence, so a larger ID is a later comment: the bot
+	// uses that order, not clocks, to tell which head a command saw.
 	ID     int64  `json:"id"`
 	Body   string `json:"body"`
 	Author User   `json:"author"`
 	Edited bool   `json:"edited,omitempty"`
+	// CreatedAt is when the forge recorded the comment (zero when the
+	// forge did not say).
+	CreatedAt time.Time `json:"createdAt,omitempty"`
 }
 
 // EventKind is what a webhook delivery means to kptbot.

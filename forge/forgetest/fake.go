@@ -280,7 +280,7 @@ func (f *Fake) OpenChange(_ context.Context, r forge.Repo, s forge.ChangeSpec) (
 	}
 	rp.next++
 	c := &forge.Change{Number: rp.next, Title: s.Title, Body: s.Body, Draft: s.Draft, State: "open",
-		HeadRef: s.Head, HeadSHA: head, BaseRef: s.Base, BaseSHA: rp.branches[s.Base], Labels: s.Labels}
+		HeadRef: s.Head, HeadSHA: head, BaseRef: s.Base, BaseSHA: rp.branches[s.Base], Labels: s.Labels, Author: forge.User{Login: f.BotLogin, Bot: true}}
 	rp.changes[c.Number] = c
 	return *c, nil
 }

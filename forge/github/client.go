@@ -281,7 +281,7 @@ func (c *Client) ListReviews(ctx context.Context, r forge.Repo, number int) ([]f
 		rs, resp, err := c.gh.PullRequests.ListReviews(ctx, owner, name, number, &opt)
 		for _, rv := range rs {
 			out = append(out, forge.Review{ID: rv.GetID(), State: reviewState(rv.GetState()), Reviewer: user(rv.GetUser()),
-				CommitSHA: rv.GetCommitID(), Body: rv.GetBody()})
+				CommitSHA: rv.GetCommitID(), Body: rv.GetBody(), SubmittedAt: rv.GetSubmittedAt().Time})
 		}
 		return resp, err
 	})

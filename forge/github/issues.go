@@ -58,7 +58,7 @@ func (c *Client) ListComments(ctx context.Context, r forge.Repo, number int) ([]
 	err = paginate(func(opt gh.ListOptions) (*gh.Response, error) {
 		cs, resp, err := c.gh.Issues.ListComments(ctx, owner, name, number, &gh.IssueListCommentsOptions{ListOptions: opt})
 		for _, cm := range cs {
-			out = append(out, forge.Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: user(cm.GetUser()),
+			out = append(out, forge.Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: user(cm.GetUser()), CreatedAt: cm.GetCreatedAt().Time,
 				Edited: cm.UpdatedAt != nil && cm.CreatedAt != nil && cm.UpdatedAt.After(cm.CreatedAt.Time)})
 		}
 		return resp, err

@@ -82,7 +82,7 @@ func (c *Client) ListReviews(ctx context.Context, r forge.Repo, number int) ([]f
 			}
 		}
 		if at != nil {
-			rv.CommitSHA = headAt(versions, *at)
+			rv.CommitSHA, rv.SubmittedAt = headAt(versions, *at), *at
 		}
 		out = append(out, rv)
 	}

@@ -90,7 +90,11 @@ func (c *Client) Comment(ctx context.Context, r forge.Repo, number int, body str
 
 func comment(n *gl.Note) forge.Comment {
 	edited := n.CreatedAt != nil && n.UpdatedAt != nil && n.UpdatedAt.After(*n.CreatedAt)
-	return forge.Comment{ID: n.ID, Body: n.Body, Author: user(n.Author.Username, n.Author.ID), Edited: edited}
+	c := forge.Comment{ID: n.ID, Body: n.Body, Author: user(n.Author.Username, n.Author.ID), Edited: edited}
+	if n.CreatedAt != nil {
+		c.CreatedAt = *n.CreatedAt
+	}
+	return c
 }
 
 // ListComments implements forge.Commenter: the merge request's notes,

@@ -50,12 +50,24 @@ type Server struct {
 	merges    map[string]int
 	// private are the repositories that are not public.
 	private map[string]bool
+	clock   time.Time
 }
 
 type fakeComment struct {
-	number int
-	body   string
-	author string
+	number           int
+	body             string
+	author           string
+	created, updated time.Time
+}
+
+// tick is the fake's clock: one second (GitHub's timestamp resolution)
+// per recorded event, so creation times order as the events happened.
+func (f *Server) tick() time.Time {
+	if f.clock.IsZero() {
+		f.clock = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	}
+	f.clock = f.clock.Add(time.Second)
+	return f.clock
 }
 
 type fakeIssue struct {
@@ -127,6 +139,9 @@ func (f *Server) Review(r forge.Repo, number int, rv forge.Review) {
 	if f.reviews[r.FullName] == nil {
 		f.reviews[r.FullName] = map[int][]forge.Review{}
 	}
+	if rv.SubmittedAt.IsZero() {
+		rv.SubmittedAt = f.tick()
+	}
 	f.reviews[r.FullName][number] = append(f.reviews[r.FullName][number], rv)
 }
 
@@ -135,7 +150,8 @@ func (f *Server) AddComment(r forge.Repo, number int, login, body string) int64 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	f.comments[f.nextID] = fakeComment{number: number, body: body, author: login}
+	at := f.tick()
+	f.comments[f.nextID] = fakeComment{number: number, body: body, author: login, created: at, updated: at}
 	return f.nextID
 }
 
@@ -466,7 +482,7 @@ func (f *Server) pullRoutes(route routeFunc) {
 		out := []map[string]any{}
 		for i, rv := range f.reviews[name][n] {
 			out = append(out, map[string]any{"id": i + 1, "state": strings.ToUpper(string(rv.State)), "commit_id": rv.CommitSHA, "body": rv.Body,
-				"user": map[string]any{"login": rv.Reviewer.Login, "id": rv.Reviewer.ID}})
+				"user": userJSON(rv.Reviewer.Login), "submitted_at": rv.SubmittedAt.UTC().Format(time.RFC3339)})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
@@ -631,7 +647,8 @@ func (f *Server) issueRoutes(route routeFunc) {
 		var in struct{ Body string }
 		json.NewDecoder(r.Body).Decode(&in)
 		f.nextID++
-		f.comments[f.nextID] = fakeComment{number: n, body: in.Body, author: botLogin}
+		at := f.tick()
+		f.comments[f.nextID] = fakeComment{number: n, body: in.Body, author: botLogin, created: at, updated: at}
 		writeJSON(w, http.StatusCreated, commentJSON(f.nextID, f.comments[f.nextID]))
 	})
 	route("GET /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
@@ -667,7 +684,7 @@ func (f *Server) issueRoutes(route routeFunc) {
 			var in struct{ Body string }
 			json.NewDecoder(r.Body).Decode(&in)
 			c := f.comments[id]
-			c.body = in.Body
+			c.body, c.updated = in.Body, f.tick()
 			f.comments[id] = c
 			writeJSON(w, http.StatusOK, commentJSON(id, c))
 		}
@@ -695,7 +712,7 @@ func userJSON(login string) map[string]any {
 
 func commentJSON(id int64, c fakeComment) map[string]any {
 	return map[string]any{"id": id, "body": c.body, "user": userJSON(c.author),
-		"created_at": "2026-11-22T00:00:00Z", "updated_at": "2026-11-22T00:00:00Z"}
+		"created_at": c.created.UTC().Format(time.RFC3339), "updated_at": c.updated.UTC().Format(time.RFC3339)}
 }
 
 // exists reports an issue or pull request numbered n.
