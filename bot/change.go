@@ -39,14 +39,14 @@ func (b *Bot) onChange(ctx context.Context, ev forge.Event, out *Outcome) error 
 
 // work is one change being synchronized.
 type work struct {
-	rc      *repoCtx
-	ch      forge.Change
-	status  statusComment
+	rc     *repoCtx
+	ch     forge.Change
+	status statusComment
 	// comments are the change's comments as listed when the status was
 	// loaded.
 	comments []forge.Comment
-	st      changeState
-	results []pkgResult
+	st       changeState
+	results  []pkgResult
 	// cfgChanged is set when the change edits kptbot.yaml.
 	cfgChanged bool
 	// refused says which approvals do not count, and why.

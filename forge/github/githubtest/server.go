@@ -201,6 +201,19 @@ func (f *Server) Merges(r forge.Repo) int {
 	return f.merges[r.FullName]
 }
 
+// ForcePush moves branch to sha, as a person's force push would.
+func (f *Server) ForcePush(r forge.Repo, branch, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	repo, err := git.PlainOpen(f.bare(r.FullName))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), plumbing.NewHash(sha))); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *Server) bare(fullName string) string { return filepath.Join(f.root, fullName+".git") }
 
 func (f *Server) seed(r forge.Repo, branch string, files map[string][]byte) string {
