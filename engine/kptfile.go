@@ -39,6 +39,10 @@ var yamlLineErr = regexp.MustCompile(`line (\d+): field (\S+) not found in type 
 
 // DecodeKptfile strictly decodes the Kptfile content b read from name.
 func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
+	b, err := withoutRenderStatus(b)
+	if err != nil {
+		return nil, fmt.Errorf("invalid %s: %w", name, err)
+	}
 	kf, err := kptfileutil.DecodeKptfile(bytes.NewReader(b))
 	if err != nil {
 		msg := err.Error()
@@ -114,4 +118,40 @@ func SetKptfileAnnotation(kptfile []byte, key, value string) ([]byte, error) {
 	return editKptfile(kptfile, func(kf *yaml.RNode) error {
 		return kf.PipeE(yaml.SetAnnotation(key, value))
 	})
+}
+
+// withoutRenderStatus checks and removes status.renderStatus, which kpt
+// v1.0.0-beta.62 and later write after a render and the Kptfile types
+// kptbot decodes with predate: a package kpt rendered must read. The
+// render status is kpt's record of the last render; a render replaces it.
+func withoutRenderStatus(b []byte) ([]byte, error) {
+	if !bytes.Contains(b, []byte("renderStatus")) {
+		return b, nil
+	}
+	n, err := yaml.Parse(string(b))
+	if err != nil {
+		return b, nil // the strict decode reports it
+	}
+	status := n.Field("status")
+	if status == nil || status.Value.Field("renderStatus") == nil {
+		return b, nil
+	}
+	rs, err := status.Value.Field("renderStatus").Value.String()
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(strings.NewReader(rs))
+	dec.KnownFields(true)
+	var check RenderStatus
+	if err := dec.Decode(&check); err != nil {
+		return nil, fmt.Errorf("status.renderStatus: %w", err)
+	}
+	if _, err := status.Value.Pipe(yaml.Clear("renderStatus")); err != nil {
+		return nil, err
+	}
+	out, err := n.String()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
 }

@@ -14,8 +14,10 @@ import (
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/fn"
+	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"github.com/kptdev/kpt/pkg/lib/kptops"
 	"github.com/kptdev/kpt/pkg/lib/runneroptions"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -114,10 +116,11 @@ func RenderTree(ctx context.Context, in Tree, opts RenderOptions) (*RenderResult
 	if err != nil {
 		// Name a YAML file that is not KRM precisely; kpt's message about
 		// it is terse. Checked only on failure: parsing is the render's cost.
+		cleaned := cleanRenderError(err, root)
 		if kerr := checkKRM(in); kerr != nil {
-			return nil, kerr
+			return &RenderResult{Results: results}, &RenderError{Err: kerr, Results: results, recorded: cleaned}
 		}
-		return &RenderResult{Results: results}, &RenderError{Err: cleanRenderError(err, root), Results: results}
+		return &RenderResult{Results: results}, &RenderError{Err: cleaned, Results: results}
 	}
 	out, err := readFS(fsys, root)
 	if err != nil {
@@ -145,7 +148,15 @@ func checkKptfiles(in Tree, dir string) error {
 			if p == KptfileName {
 				return err
 			}
-			return &RenderError{Err: fmt.Errorf("subpackage %s: %w", path.Dir(p), err)}
+			sub := path.Dir(p)
+			raw := err
+			if b, serr := withoutRenderStatus(in[p]); serr == nil {
+				if _, derr := kptfileutil.DecodeKptfile(bytes.NewReader(b)); derr != nil {
+					raw = derr
+				}
+			}
+			return &RenderError{Err: fmt.Errorf("subpackage %s: %w", sub, err),
+				recorded: fmt.Errorf("fn.render: pkg .:\n\tpkg.render:\n\tpkg.Subpackages: pkg ./%s: error reading Kptfile at \"./%s\": %w", sub, sub, raw)}
 		}
 	}
 	return nil
@@ -167,6 +178,17 @@ func underVCSDir(p string) bool {
 type RenderError struct {
 	Err     error
 	Results *fnresult.ResultList
+	// recorded is kpt's own error, which the Kptfile records, when Err
+	// says it better.
+	recorded error
+}
+
+// kptError is the error as kpt reports it.
+func (e *RenderError) kptError() error {
+	if e.recorded != nil {
+		return e.recorded
+	}
+	return e.Err
 }
 
 func (e *RenderError) Error() string { return e.Err.Error() }
@@ -179,10 +201,16 @@ func cleanRenderError(err error, root string) error {
 }
 
 // checkKRM rejects YAML files that are not KRM resources, as kpt does, with
-// the file and document named.
+// the file and document named. Only the package's content counts: files
+// kpt's package reader skips (.krmignore'd ones, such as kpt's own
+// .expected test directories, and VCS metadata) are not resources.
 func checkKRM(t Tree) error {
+	read, err := packageContent(t)
+	if err != nil {
+		return err
+	}
 	for _, p := range t.Paths() {
-		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") {
+		if !read[p] || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 			continue
 		}
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(t[p]), PreserveSeqIndent: true, WrapBareSeqNode: true}).Read()
@@ -196,6 +224,43 @@ func checkKRM(t Tree) error {
 		}
 	}
 	return nil
+}
+
+// packageContent lists the files of t that kpt's package reader reads
+// (the package and its subpackages, .krmignore honoured, VCS metadata
+// left out), walking a file system of names only.
+func packageContent(t Tree) (map[string]bool, error) {
+	const root = "/pkg"
+	names := filesys.MakeFsInMemory()
+	if err := names.MkdirAll(root); err != nil {
+		return nil, err
+	}
+	for p, b := range t {
+		if underVCSDir(p) || strings.HasPrefix(p, ".git/") {
+			continue
+		}
+		full := path.Join(root, p)
+		if err := names.MkdirAll(path.Dir(full)); err != nil {
+			return nil, err
+		}
+		var content []byte
+		if path.Base(p) == ".krmignore" {
+			content = b
+		}
+		if err := names.WriteFile(full, content); err != nil {
+			return nil, err
+		}
+	}
+	_, rels, err := listPackageFiles(kio.LocalPackageReader{PackagePath: root, PackageFileName: KptfileName,
+		IncludeSubpackages: true, MatchFilesGlob: matchAllKRM, FileSystem: filesys.FileSystemOrOnDisk{FileSystem: names}})
+	if err != nil {
+		return nil, fmt.Errorf("listing the package's files: %w", err)
+	}
+	out := make(map[string]bool, len(rels))
+	for _, r := range rels {
+		out[filepath.ToSlash(r)] = true
+	}
+	return out, nil
 }
 
 // Render renders the package at dir in place, as `kpt fn render`. The
@@ -213,7 +278,7 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 	if rerr != nil {
 		rerr = fmt.Errorf("rendering %s: %w", dir, rerr)
 		var re *RenderError
-		if !errors.As(rerr, &re) {
+		if !errors.As(rerr, &re) || !recordsStatus(re.kptError()) {
 			return res, rerr
 		}
 		base := have
@@ -223,12 +288,13 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 				return res, fmt.Errorf("%w (and saving the partially rendered package failed: %v)", rerr, err)
 			}
 		}
-		if err := recordRendered(dir, base, re); err != nil {
+		if err := recordRendered(ctx, dir, have, base, opts, re); err != nil {
 			return res, fmt.Errorf("%w (and recording the Rendered condition failed: %v)", rerr, err)
 		}
 		return res, rerr
 	}
-	b, err := withCondition(res.Tree[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionTrue, Reason: ReasonSuccess})
+	rs := buildRenderStatus(ctx, have, opts, res.Results, nil)
+	b, err := withRenderStatus(res.Tree[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionTrue, Reason: ReasonSuccess}, rs)
 	if err != nil {
 		return res, err
 	}
@@ -310,12 +376,15 @@ func restorePipeline(rendered, original []byte) []byte {
 	return b
 }
 
-func recordRendered(dir string, have Tree, rerr error) error {
-	b, err := withCondition(have[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: rerr.Error()})
+// recordRendered writes the failed render's condition and render status
+// into the root Kptfile of base (the package as it stays on disk), as kpt.
+func recordRendered(ctx context.Context, dir string, in, base Tree, opts RenderOptions, re *RenderError) error {
+	rs := buildRenderStatus(ctx, in, opts, re.Results, re.kptError())
+	b, err := withRenderStatus(base[KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: renderedMessage(re.kptError(), dir, rs)}, rs)
 	if err != nil {
 		return err
 	}
-	return syncDir(dir, Tree{KptfileName: have[KptfileName]}, Tree{KptfileName: b})
+	return syncDir(dir, Tree{KptfileName: base[KptfileName]}, Tree{KptfileName: b})
 }
 
 // editKptfile applies edit to Kptfile content, keeping its layout
@@ -336,42 +405,6 @@ func editKptfile(kptfile []byte, edit func(kf *yaml.RNode) error) ([]byte, error
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-// withCondition sets a status condition in Kptfile content, replacing one
-// of the same type, and leaves the rest of the file's bytes as they were.
-func withCondition(kptfile []byte, c kptfilev1.Condition) ([]byte, error) {
-	return editKptfile(kptfile, func(kf *yaml.RNode) error { return setConditionNode(kf, c) })
-}
-
-func setConditionNode(kf *yaml.RNode, c kptfilev1.Condition) error {
-	cond := yaml.NewMapRNode(nil)
-	fields := []struct{ k, v string }{{"type", c.Type}, {"status", string(c.Status)}, {"reason", c.Reason}, {"message", c.Message}}
-	for _, f := range fields {
-		if f.v == "" {
-			continue
-		}
-		v := yaml.NewStringRNode(f.v)
-		if f.k == "status" {
-			v.YNode().Style = yaml.DoubleQuotedStyle
-		}
-		if err := cond.PipeE(yaml.SetField(f.k, v)); err != nil {
-			return err
-		}
-	}
-	conds, err := kf.Pipe(yaml.LookupCreate(yaml.SequenceNode, "status", "conditions"))
-	if err != nil {
-		return fmt.Errorf("recording the %s condition: %w", c.Type, err)
-	}
-	kept := []*yaml.Node{}
-	for _, n := range conds.YNode().Content {
-		if t := yaml.NewRNode(n).Field("type"); t != nil && yaml.GetValue(t.Value) == c.Type {
-			continue
-		}
-		kept = append(kept, n)
-	}
-	conds.YNode().Content = append(kept, cond.YNode())
-	return nil
 }
 
 // WriteResults writes results as results.yaml in dir, as kpt's --results-dir.

@@ -88,7 +88,10 @@ func functions() []Function {
 		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace, readsAll: true},
 		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: streamed(streamSetAnnotations), stream: streamSetAnnotations},
 		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: streamed(streamSetImage), stream: streamSetImage, skip: skipWithoutImage},
-		{Name: "set-labels", Versions: []string{"v0.1", "v0.2"}, Description: "Add or update labels on all resources, their selectors and templates.", run: streamed(streamSetLabels), stream: streamSetLabels},
+		// set-labels v0.2 rewrote v0.1's kustomize field specs; the
+		// current line comes first, for tags that name no version.
+		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: streamed(streamSetLabelsV02), stream: streamSetLabelsV02},
+		{Name: "set-labels", Versions: []string{"v0.1"}, Description: "Add or update labels on all resources, their selectors and templates (v0.1: kustomize's commonLabels field specs).", run: streamed(streamSetLabels), stream: streamSetLabels},
 		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
 		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true},
 		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},
@@ -98,7 +101,7 @@ func functions() []Function {
 // All lists every built-in, sorted by name. The slice is the caller's own.
 func All() []Function {
 	fs := functions()
-	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
 	return fs
 }
 

@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -62,9 +63,15 @@ func Explain(image string) string {
 // supportedTags lists the tags Lookup accepts for f, for messages.
 func (f *Function) supportedTags() string {
 	var lines []string
-	for _, v := range f.Versions {
-		lines = append(lines, v+".x")
+	for _, g := range functions() {
+		if g.Name != f.Name {
+			continue
+		}
+		for _, v := range g.Versions {
+			lines = append(lines, v+".x")
+		}
 	}
+	sort.Strings(lines)
 	return strings.Join(lines, ", ") + ", latest, unstable, or no tag"
 }
 
@@ -80,7 +87,9 @@ func byName(name string) *Function {
 func names() []string {
 	var out []string
 	for _, f := range All() {
-		out = append(out, f.Name)
+		if len(out) == 0 || out[len(out)-1] != f.Name {
+			out = append(out, f.Name)
+		}
 	}
 	return out
 }

@@ -37,6 +37,7 @@ type Piece struct {
 	results fn.Results
 	count   int
 	names   []string
+	objects int // resources the function acted on (set-labels)
 }
 
 // ErrNotStreamable is returned by Stream.Apply when the piece holds
