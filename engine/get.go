@@ -287,6 +287,11 @@ func addMergeComments(dir string) error {
 		if _, err := kio.FilterAll(&addmergecomment.AddMergeComment{}).Filter(nodes); err != nil {
 			return err
 		}
+		for _, n := range nodes {
+			if err := attribute(n, "pkg"); err != nil {
+				return err
+			}
+		}
 		return writePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, nil) // f keeps no nodes
 	})
 	if err != nil {
