@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
@@ -78,16 +79,17 @@ func ownerOf(fullName string) string {
 
 // refKey normalises a repository reference for comparison: owner/name
 // as is; a URL (https, ssh, scp-like git@host:path) as host/path without
-// scheme, credentials, trailing slash or .git; lower-cased.
+// scheme, credentials, doubled slashes, dot segments, trailing slash or
+// .git; lower-cased.
 func refKey(ref string) string {
 	ref = strings.TrimSpace(ref)
 	if i := strings.Index(ref, "://"); i >= 0 {
 		if u, err := url.Parse(ref); err == nil {
-			ref = u.Host + "/" + strings.TrimPrefix(u.Path, "/")
+			ref = u.Host + path.Clean("/"+u.Path)
 		}
 	} else if at := strings.Index(ref, "@"); at >= 0 && strings.Contains(ref[at:], ":") {
 		host, p, _ := strings.Cut(ref[at+1:], ":")
-		ref = host + "/" + strings.TrimPrefix(p, "/")
+		ref = host + path.Clean("/"+p)
 	}
 	ref = strings.TrimSuffix(strings.TrimRight(ref, "/"), ".git")
 	return strings.ToLower(strings.TrimRight(ref, "/"))

@@ -86,6 +86,8 @@ func TestRefKey(t *testing.T) {
 		"https://x-access-token:secret@git.example:8443/acme/bp.git",
 		"ssh://git@git.example:8443/acme/bp.git",
 		" https://git.example:8443/acme/bp/ ",
+		"https://git.example:8443//acme//bp.git",
+		"https://git.example:8443/other/../acme/./bp",
 	} {
 		if got := refKey(ref); got != want {
 			t.Errorf("refKey(%q) = %q, want %q", ref, got, want)

@@ -26,9 +26,13 @@ const (
 	ExprSizeLimit = 4096
 	// ExprTimeout bounds one evaluation.
 	ExprTimeout = 100 * time.Millisecond
+	// ExpandCostBudget bounds the cost of all of one set's evaluations
+	// together (every expression for every target): many cheap
+	// expressions over many targets must not add up to an expensive set.
+	ExpandCostBudget = 10 * ExprCostLimit
 	// ExpandTimeout bounds expanding one PackageVariantSet, every target
 	// and expression included.
-	ExpandTimeout = 5 * time.Second
+	ExpandTimeout = 2 * time.Second
 	// exprInterruptEvery is how many comprehension iterations run between
 	// checks of the deadline.
 	exprInterruptEvery = 100
@@ -59,6 +63,8 @@ type evaluator struct {
 	ctx   context.Context
 	set   string
 	progs map[string]cel.Program
+	// spent is the cost of the set's evaluations so far.
+	spent uint64
 }
 
 // eval evaluates a CEL expression that must yield a string.
@@ -72,7 +78,13 @@ func (ev *evaluator) eval(expr string, inputs map[string]any) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ev.ctx, ExprTimeout)
 	defer cancel()
-	val, _, err := prog.ContextEval(ctx, inputs)
+	if ev.spent > ExpandCostBudget {
+		return "", fmt.Errorf("%s: not evaluated: the set's expressions together exceed the cost budget of %d", shortExpr(expr), ExpandCostBudget)
+	}
+	val, det, err := prog.ContextEval(ctx, inputs)
+	if det != nil && det.ActualCost() != nil {
+		ev.spent += *det.ActualCost()
+	}
 	if err != nil {
 		var cancelled interpreter.EvalCancelledError
 		switch {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"strings"
 	"testing"
@@ -270,5 +271,31 @@ func TestEvalDeadline(t *testing.T) {
 	_, err := ev.eval("repoDefault", map[string]any{"repoDefault": "x"})
 	if err == nil || !strings.Contains(err.Error(), "took longer than "+ExpandTimeout.String()) {
 		t.Errorf("eval after the deadline = %v", err)
+	}
+}
+
+// TestExpandCostBudget: expressions each under the cost limit still stop
+// once the set's evaluations together exceed its budget.
+func TestExpandCostBudget(t *testing.T) {
+	t.Parallel()
+	digits := "[0,1,2,3,4,5,6,7,8,9]"
+	medium := "string(" + digits + ".map(a, " + digits + ".map(b, " + digits + ".map(c, a+b+c))).size())"
+	ev := &evaluator{ctx: context.Background(), progs: map[string]cel.Program{}}
+	if _, err := ev.eval(medium, nil); err != nil || ev.spent == 0 || ev.spent > ExprCostLimit {
+		t.Fatalf("one evaluation: cost %d, %v; want under the limit %d", ev.spent, err, ExprCostLimit)
+	}
+	targets := int(ExpandCostBudget/ev.spent) + 2
+	set := fleetSet(&PackageVariantTemplate{LabelExprs: []MapExpr{{Key: "k", ValueExpr: medium}}})
+	set.Spec.Targets[0].Repositories = nil
+	for i := 0; i < targets; i++ {
+		set.Spec.Targets[0].Repositories = append(set.Spec.Targets[0].Repositories, RepositoryTarget{Name: fmt.Sprintf("org/r%d", i)})
+	}
+	_, err := Expand(set, ExpandInput{})
+	if err == nil || !strings.Contains(err.Error(), "template.labelExprs[0].valueExpr") || !strings.Contains(err.Error(), "exceed the cost budget") {
+		t.Errorf("%d targets at cost %d each: %v", targets, ev.spent, err)
+	}
+	set.Spec.Targets[0].Repositories = set.Spec.Targets[0].Repositories[:targets/2]
+	if _, err := Expand(set, ExpandInput{}); err != nil {
+		t.Errorf("%d targets, within the budget: %v", targets/2, err)
 	}
 }
