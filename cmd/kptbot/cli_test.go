@@ -12,6 +12,7 @@ import (
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/internal/gitfixture"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // kptbot runs the CLI in-process. Tests pass absolute paths, so they can
@@ -332,6 +333,12 @@ func TestRpkgLifecycle(t *testing.T) {
 	run(append([]string{"rpkg", "clone", "file://" + blueprints + "/basens@v2", "team-b", "--workspace", "w"}, repo...)...)
 	if out := run(append([]string{"rpkg", "upgrade", "team-b", "--workspace", "w", "--to", "v3"}, repo...)...); !strings.Contains(out, "upgraded to basens/v3") {
 		t.Errorf("upgrade: %s", out)
+	}
+	// Porch's upgrade task: old upstream, new upstream, the revision upgraded.
+	msg = gitfixture.Git(t, deploy, "log", "-1", "--format=%B", "drafts/team-b/w")
+	up := "file://" + strings.TrimSuffix(blueprints, ".git") + "/basens@"
+	if want := string(porch.UpgradeTask(up+"v2", up+"v3", "drafts/team-b/w", porch.ResourceMerge).JSON()); !strings.HasPrefix(msg, "Upgrading revision\n") || !strings.Contains(msg, want) {
+		t.Errorf("upgrade commit lacks Porch's subject or task %s:\n%s", want, msg)
 	}
 	if got := gitfixture.Git(t, deploy, "show", "drafts/team-b/w:team-b/resourcequota.yaml"); !strings.Contains(got, `cpu: "50"`) {
 		t.Errorf("upgraded draft resourcequota.yaml:\n%s", got)

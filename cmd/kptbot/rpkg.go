@@ -471,13 +471,18 @@ as porchctl's upgrade does.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			local := source
+			if local == "" {
+				local = porch.DraftBranch(pkg, f.workspace)
+			}
+			task := upgradeTask(files, merged, local, strategy).JSON()
 			if source == "" {
-				if _, err := s.UpdateDraft(cmd.Context(), pkg, f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
+				if _, err := s.UpdateDraft(cmd.Context(), pkg, f.workspace, merged, task); err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "%s/%s upgraded to %s\n", pkg, f.workspace, res.Packages[0].Resolved.Ref)
 			} else {
-				if _, err := s.CreateDraft(cmd.Context(), pkg, f.workspace, merged, porch.TypeTask(porch.TaskTypeUpdate).JSON()); err != nil {
+				if _, err := s.CreateDraft(cmd.Context(), pkg, f.workspace, merged, task); err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "%s/%s created from %s and upgraded to %s\n", pkg, f.workspace, source, res.Packages[0].Resolved.Ref)
@@ -494,6 +499,31 @@ as porchctl's upgrade does.`,
 	cmd.Flags().StringVar(&strategy, "strategy", "", "update strategy")
 	sf.register(cmd)
 	return cmd
+}
+
+// upgradeTask is the Porch upgrade task an upgrade records: local moved
+// from the upstream its Kptfile followed before to the one it follows
+// after, with the strategy asked for, else the Kptfile's, else Porch's
+// default.
+func upgradeTask(before, after engine.Tree, local, strategy string) porch.Task {
+	origin := func(t engine.Tree) string {
+		kf, err := engine.DecodeKptfile(engine.KptfileName, t[engine.KptfileName])
+		if err != nil {
+			return ""
+		}
+		if strategy == "" && kf.Upstream != nil {
+			strategy = string(kf.Upstream.UpdateStrategy)
+		}
+		if o, err := engine.UpstreamOf(kf); err == nil && o != nil {
+			return o.String()
+		}
+		return ""
+	}
+	old, upgraded := origin(before), origin(after)
+	if strategy == "" {
+		strategy = string(porch.ResourceMerge)
+	}
+	return porch.UpgradeTask(old, upgraded, local, porch.PackageMergeStrategy(strategy))
 }
 
 // inPackage is an error from working on a package in a temporary
