@@ -32,7 +32,7 @@ func TestV0IsARevision(t *testing.T) {
 		t.Errorf("pkg list:\n%s", out)
 	}
 	out, _, _ = kptbot(t, "rpkg", "get", "--repo", bare)
-	if !strings.Contains(out, "basens   -          v0        Published") {
+	if !containsRow(strings.Split(out, "\n"), []string{"blueprints.basens.v0", "basens", "v0", "0", "true", "Published", "blueprints"}) {
 		t.Errorf("rpkg get:\n%s", out)
 	}
 	out, stderr, code = kptbot(t, "rpkg", "copy", "basens", "--repo", bare, "--workspace", "edit")
