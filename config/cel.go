@@ -16,23 +16,26 @@ import (
 // Limits on PackageVariantSet template expressions. A set is written by
 // whoever can push to its repository and evaluated by the bot for every
 // target, so an expression must not be able to spend the bot's CPU: each
-// is bounded in size, in CEL's cost units and in time, and a whole set's
-// expansion in time. Porch's expressions (string concatenation, label
-// lookups) cost tens of units.
+// is bounded in size and in CEL's cost units, a whole set's evaluations
+// by a total cost budget, and both by deadlines. The cost limits are what
+// bound the work, the same on any machine; the deadlines are a backstop,
+// generous so that a loaded machine does not fail a legitimate set.
+// Porch's expressions (string concatenation, label lookups) cost tens of
+// units.
 const (
 	// ExprCostLimit is CEL's runtime cost limit for one evaluation.
 	ExprCostLimit = 100_000
 	// ExprSizeLimit is the longest expression accepted, in code points.
 	ExprSizeLimit = 4096
 	// ExprTimeout bounds one evaluation.
-	ExprTimeout = 100 * time.Millisecond
+	ExprTimeout = time.Second
 	// ExpandCostBudget bounds the cost of all of one set's evaluations
 	// together (every expression for every target): many cheap
 	// expressions over many targets must not add up to an expensive set.
 	ExpandCostBudget = 10 * ExprCostLimit
 	// ExpandTimeout bounds expanding one PackageVariantSet, every target
 	// and expression included.
-	ExpandTimeout = 2 * time.Second
+	ExpandTimeout = 10 * time.Second
 	// exprInterruptEvery is how many comprehension iterations run between
 	// checks of the deadline.
 	exprInterruptEvery = 100
