@@ -46,7 +46,7 @@ func (h *recorder) Reconcile(_ context.Context, r forge.Repo) (Outcome, error) {
 }
 
 // startServer runs s behind an HTTP server for the test's duration.
-func startServer(t *testing.T, s *Server) string {
+func startServer(t testing.TB, s *Server) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
