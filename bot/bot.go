@@ -54,6 +54,15 @@ type Options struct {
 	FanOutByDispatch bool
 	// DryRun computes and reports what would be done without writing.
 	DryRun bool
+	// RenderTimeout is each package render's time budget (zero:
+	// DefaultRenderTimeout). A render over budget fails its check; the
+	// worker moves on.
+	RenderTimeout time.Duration
+	// MaxTreeFiles and MaxTreeBytes cap what one tree read of a change
+	// may hold (zero: DefaultMaxTreeFiles, DefaultMaxTreeBytes); a change
+	// over the cap is reported on the change and not rendered.
+	MaxTreeFiles int
+	MaxTreeBytes int64
 }
 
 // Bot is kptbot on forges. It keeps no state of its own: everything is
@@ -266,6 +275,32 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	// A person's action (a command, a review, a push) goes before bulk
 	// work in the identity's write queue; fan-outs mark themselves Bulk.
 	ctx = ratelimit.WithPriority(ctx, ratelimit.Interactive)
+	number := 0
+	if ev.Change != nil {
+		number = ev.Change.Number
+	}
+	err := b.recovering(ctx, ev.Repo, number, func() error { return b.dispatch(ctx, ev, &out) })
+	if err != nil {
+		log.Error("handling event failed", "err", err)
+	} else {
+		pkgs := map[string]bool{}
+		for _, c := range out.Checks {
+			if c.Package != "" {
+				pkgs[c.Package] = true
+			}
+		}
+		names := make([]string, 0, len(pkgs))
+		for p := range pkgs {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		log.Info("handled event", "packages", names, "opened", len(out.Opened), "merged", len(out.Merged), "tags", len(out.Tags), "checks", len(out.Checks), "skipped", out.Skipped)
+	}
+	return out, err
+}
+
+// dispatch routes one event to its handler.
+func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error {
 	var err error
 	switch ev.Kind {
 	case forge.EventPing:
@@ -275,17 +310,17 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	case forge.EventCommentEdited:
 		out.Skipped = "edited comments are never read as commands"
 	case forge.EventCommentCreated:
-		err = b.onComment(ctx, ev, &out)
+		err = b.onComment(ctx, ev, out)
 	case forge.EventChangeOpened, forge.EventChangeSynchronized, forge.EventChangeReopened, forge.EventChangeEdited,
 		forge.EventChangeReadyForReview, forge.EventChangeConvertedToDraft, forge.EventReviewSubmitted,
 		forge.EventReviewDismissed, forge.EventApproved, forge.EventUnapproved:
-		err = b.onChange(ctx, ev, &out)
+		err = b.onChange(ctx, ev, out)
 	case forge.EventChangeMerged, forge.EventChangeClosed:
 		if ev.Change == nil {
 			out.Skipped = "close event without a change"
 			break
 		}
-		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.afterClose(ctx, rc, ev.Change.Number) })
+		err = b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error { return b.afterClose(ctx, rc, ev.Change.Number) })
 	case forge.EventBranchPushed:
 		if strings.TrimPrefix(ev.Ref, "refs/heads/") != ev.Repo.DefaultBranch {
 			out.Skipped = "push to a branch other than the default branch"
@@ -294,11 +329,11 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 		// kptbot.yaml may have changed: the index entry and the
 		// repository's variants follow.
 		b.indexRepo(ctx, ev.Repo)
-		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
+		err = b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	case forge.EventTagPushed:
-		err = b.onTag(ctx, ev, &out)
+		err = b.onTag(ctx, ev, out)
 	case forge.EventCheckRerequested:
-		err = b.withRepo(ctx, ev.Repo, &out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
+		err = b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	case forge.EventInstallationAdded:
 		for _, r := range ev.Repos {
 			r.Forge = ev.Forge
@@ -322,23 +357,7 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	default:
 		out.Skipped = fmt.Sprintf("nothing to do for %s", ev.Kind)
 	}
-	if err != nil {
-		log.Error("handling event failed", "err", err)
-	} else {
-		pkgs := map[string]bool{}
-		for _, c := range out.Checks {
-			if c.Package != "" {
-				pkgs[c.Package] = true
-			}
-		}
-		names := make([]string, 0, len(pkgs))
-		for p := range pkgs {
-			names = append(names, p)
-		}
-		sort.Strings(names)
-		log.Info("handled event", "packages", names, "opened", len(out.Opened), "merged", len(out.Merged), "tags", len(out.Tags), "checks", len(out.Checks), "skipped", out.Skipped)
-	}
-	return out, err
+	return err
 }
 
 // Reconcile converges one repository: every open change is re-rendered and
@@ -368,7 +387,8 @@ func (b *Bot) reconcile(ctx context.Context, rc *repoCtx) error {
 	heads := map[string]bool{}
 	for _, c := range changes {
 		heads[c.HeadRef] = true
-		if err := b.syncChange(ctx, rc, c.Number, forge.Event{}); err != nil {
+		number := c.Number
+		if err := b.recovering(ctx, rc.repo, number, func() error { return b.syncChange(ctx, rc, number, forge.Event{}) }); err != nil {
 			errs = append(errs, fmt.Errorf("%s#%d: %w", rc.repo.FullName, c.Number, err))
 		}
 	}

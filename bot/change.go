@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -70,11 +71,21 @@ func (b *Bot) syncChange(ctx context.Context, rc *repoCtx, number int, ev forge.
 	}
 	switch {
 	case ev.Kind == forge.EventChangeSynchronized && ev.Sender.Login != "":
-		w.st.recordPusher(ch.HeadSHA, ev.Sender.Login)
+		// The pusher is recorded for the commit the event says they
+		// pushed, not for whatever the head is by the time it is handled.
+		pushed := ch.HeadSHA
+		if ev.Change != nil && ev.Change.HeadSHA != "" {
+			pushed = ev.Change.HeadSHA
+		}
+		w.st.recordPusher(pushed, ev.Sender.Login)
 	case ev.Kind == forge.EventChangeOpened:
 		w.st.recordPusher(ch.HeadSHA, ch.Author.Login)
 	}
-	if err := b.renderChange(ctx, w); err != nil {
+	err = b.renderChange(forge.WithTreeLimits(ctx, b.treeLimits()), w)
+	if errors.Is(err, forge.ErrTreeTooLarge) {
+		return b.reportTooLarge(ctx, w, err)
+	}
+	if err != nil {
 		return err
 	}
 	if len(w.results) == 0 && !w.cfgChanged {
@@ -87,6 +98,34 @@ func (b *Bot) syncChange(ctx context.Context, rc *repoCtx, number int, ev forge.
 		}
 	}
 	return b.saveStatus(ctx, w, "")
+}
+
+// treeLimits are the caps on each tree read for a change.
+func (b *Bot) treeLimits() forge.TreeLimits {
+	return forge.TreeLimits{MaxFiles: b.opts.MaxTreeFiles, MaxBytes: b.opts.MaxTreeBytes}
+}
+
+// tooLargeCheck is the check that reports a change over the tree caps.
+const tooLargeCheck = "kptbot/limits"
+
+// reportTooLarge tells the change it is over the caps (a failed check on
+// its head and a line in the status comment) and renders nothing: such a
+// change can never publish until it shrinks.
+func (b *Bot) reportTooLarge(ctx context.Context, w *work, cause error) error {
+	lim := forge.TreeLimitsFrom(forge.WithTreeLimits(ctx, b.treeLimits()))
+	msg := fmt.Sprintf("This change's tree is over kptbot's limits (%d files, %d bytes per tree read), so it was not rendered and cannot be published.", lim.MaxFiles, lim.MaxBytes)
+	b.log.Warn("change over the tree caps", "repo", w.rc.repo.FullName, "change", w.ch.Number, "err", cause)
+	w.rc.out.Problems = append(w.rc.out.Problems, Problem{Severity: SeverityError, Repo: w.rc.repo.FullName, Message: msg})
+	w.results = nil
+	if b.opts.DryRun {
+		return nil
+	}
+	rep := forge.CheckReport{Name: tooLargeCheck, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.CheckFailure,
+		Title: "over kptbot's size limits", Summary: msg}
+	if err := w.rc.f.ReportCheck(ctx, w.rc.repo, rep); err != nil {
+		return err
+	}
+	return b.saveStatus(ctx, w, msg)
 }
 
 // renderChange finds the packages the change touches and renders each.

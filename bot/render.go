@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
@@ -48,7 +49,7 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 		res.problems = append(res.problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: res.name, File: dir + "/Kptfile", Message: err.Error()})
 		return res
 	}
-	r, err := engine.RenderTree(ctx, in, engine.RenderOptions{Runtimes: rt, Dir: dir})
+	r, err := b.renderWithin(ctx, in, engine.RenderOptions{Runtimes: rt, Dir: dir})
 	if err == nil {
 		for _, p := range resultProblems(rc.repo.FullName, res.name, dir, r.Results) {
 			if p.Severity == SeverityWarning {
@@ -65,6 +66,58 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 	res.digest = digestTree(r.Tree)
 	res.diff = diffResources(base, r.Tree)
 	return res
+}
+
+// DefaultRenderTimeout is a package render's time budget unless
+// Options.RenderTimeout says otherwise: generous for real pipelines, short
+// enough that a looping function cannot hold a worker.
+const DefaultRenderTimeout = 2 * time.Minute
+
+// renderTimeout is the budget in force.
+func (b *Bot) renderTimeout() time.Duration {
+	if b.opts.RenderTimeout > 0 {
+		return b.opts.RenderTimeout
+	}
+	return DefaultRenderTimeout
+}
+
+// errRenderBudget is a render that ran past its time budget.
+var errRenderBudget = errors.New("render exceeded its time budget")
+
+// renderWithin renders under the time budget. The engine is given the
+// deadline to stop at; should a function not honour it, the bot still
+// stops waiting at the deadline and reports the render as failed (the
+// function's goroutine ends when the engine next checks its context).
+func (b *Bot) renderWithin(ctx context.Context, in engine.Tree, opts engine.RenderOptions) (*engine.RenderResult, error) {
+	budget := b.renderTimeout()
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	type outcome struct {
+		r   *engine.RenderResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("render panicked: %v", p)}
+			}
+		}()
+		r, err := engine.RenderTree(ctx, in, opts)
+		done <- outcome{r, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return o.r, fmt.Errorf("%w (%s): %w", errRenderBudget, budget, o.err)
+		}
+		return o.r, o.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (%s); the pipeline was stopped", errRenderBudget, budget)
+		}
+		return nil, ctx.Err()
+	}
 }
 
 // prepare appends the guardrails to the package's pipeline and decides

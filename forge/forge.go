@@ -5,6 +5,7 @@
 package forge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -27,6 +28,56 @@ var (
 	// ErrBadPayload is a webhook body that is not what its headers say (400).
 	ErrBadPayload = errors.New("webhook payload cannot be parsed")
 )
+
+// ErrTreeTooLarge is a tree read over its TreeLimits: the caller reports
+// it rather than holding an attacker-sized tree in memory.
+var ErrTreeTooLarge = errors.New("tree over the size cap")
+
+// TreeLimits caps one tree read: how many files, and how many bytes of
+// content in all.
+type TreeLimits struct {
+	MaxFiles int
+	MaxBytes int64
+}
+
+// Default tree caps: far above a repository of packages, far below what
+// would exhaust a server reading three trees per event.
+const (
+	DefaultMaxTreeFiles = 20000
+	DefaultMaxTreeBytes = 128 << 20
+)
+
+type treeLimitsKey struct{}
+
+// WithTreeLimits makes tree reads under ctx obey l (zero fields keep the
+// defaults).
+func WithTreeLimits(ctx context.Context, l TreeLimits) context.Context {
+	return context.WithValue(ctx, treeLimitsKey{}, l)
+}
+
+// TreeLimitsFrom returns the caps tree reads under ctx obey.
+func TreeLimitsFrom(ctx context.Context) TreeLimits {
+	l, _ := ctx.Value(treeLimitsKey{}).(TreeLimits)
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxTreeFiles
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxTreeBytes
+	}
+	return l
+}
+
+// Check reports ErrTreeTooLarge when files more files or bytes than l
+// allows have been seen.
+func (l TreeLimits) Check(files int, bytes int64) error {
+	if files > l.MaxFiles {
+		return fmt.Errorf("%w: more than %d files", ErrTreeTooLarge, l.MaxFiles)
+	}
+	if bytes > l.MaxBytes {
+		return fmt.Errorf("%w: more than %d bytes of content", ErrTreeTooLarge, l.MaxBytes)
+	}
+	return nil
+}
 
 // RateLimitError says when a rate-limited request may be retried.
 type RateLimitError struct {

@@ -657,7 +657,7 @@ func (rp *repo) mergeFiles(base, head string) map[string][]byte {
 }
 
 // ReadTree implements forge.TreeReader.
-func (f *Fake) ReadTree(_ context.Context, r forge.Repo, ref, dir string) (forge.Snapshot, error) {
+func (f *Fake) ReadTree(ctx context.Context, r forge.Repo, ref, dir string) (forge.Snapshot, error) {
 	unlock, err := f.enter("ReadTree")
 	if err != nil {
 		return forge.Snapshot{}, err
@@ -673,10 +673,15 @@ func (f *Fake) ReadTree(_ context.Context, r forge.Repo, ref, dir string) (forge
 		prefix += "/"
 	}
 	snap := forge.Snapshot{Commit: sha, Files: map[string][]byte{}}
+	var total int64
 	for n, b := range rp.commits[sha].files {
 		if strings.HasPrefix(n, prefix) {
 			snap.Files[strings.TrimPrefix(n, prefix)] = b
+			total += int64(len(b))
 		}
+	}
+	if err := forge.TreeLimitsFrom(ctx).Check(len(snap.Files), total); err != nil {
+		return forge.Snapshot{}, fmt.Errorf("reading %s at %s in %s: %w", dir, ref, r.FullName, err)
 	}
 	return snap, nil
 }

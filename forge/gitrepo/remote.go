@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -122,17 +121,7 @@ func (r Remote) ReadTree(ctx context.Context, ref, dir string) (forge.Snapshot, 
 			return snap, nil // no such directory: no files
 		}
 	}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		rd, err := f.Reader()
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		b, err := io.ReadAll(rd)
-		snap.Files[f.Name] = b
-		return err
-	})
-	if err != nil {
+	if snap.Files, err = readFiles(tree, forge.TreeLimitsFrom(ctx)); err != nil {
 		return forge.Snapshot{}, fmt.Errorf("reading %s at %s: %w", dir, ref, err)
 	}
 	return snap, nil

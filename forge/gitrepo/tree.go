@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/kptbot/kptbot/forge"
 )
 
 // writeBlob stores content and returns its hash.
@@ -129,4 +132,30 @@ func replaceDir(s storer.EncodedObjectStorer, base *object.Tree, dir string, fil
 		}
 	}
 	return writeTree(s, entries)
+}
+
+// readFiles reads every file under tree, within lim: the count and each
+// blob's size are checked before its content is read, so a tree over the
+// cap costs no more memory than the cap.
+func readFiles(tree *object.Tree, lim forge.TreeLimits) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	var total int64
+	err := tree.Files().ForEach(func(f *object.File) error {
+		total += f.Size
+		if err := lim.Check(len(files)+1, total); err != nil {
+			return err
+		}
+		rd, err := f.Reader()
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		b, err := io.ReadAll(io.LimitReader(rd, f.Size+1))
+		files[f.Name] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
 }
