@@ -248,3 +248,30 @@ func TestAttackGitHubUserNamedLikeTheApp(t *testing.T) {
 	w.deliver(0, "pull_request_review", w.id(), w.reviewAs(c.Number, "kptbot", forge.ReviewApproved, next))
 	w.mustNotMerge(c.Number, "the user named like the App approved their own push (their push event was skipped as the bot's)")
 }
+
+// TestAttackGitHubPusherEventsOutOfOrder: dana pushes, then alice pushes
+// on top; alice's synchronize arrives first and dana's late. The pusher
+// must be recorded for the commit each pushed, so alice cannot approve the
+// head she pushed because dana's late event named dana for it.
+func TestAttackGitHubPusherEventsOutOfOrder(t *testing.T) {
+	t.Parallel()
+	w := newGHWorld(t, 1)
+	n, head := w.openPR("dana", "scale", map[string][]byte{"pkgs/ns/cm.yaml": scaled("3")}, false)
+	ctx := context.Background()
+	danas, err := w.client().PushFiles(ctx, w.repo, "scale", head, head, map[string][]byte{"pkgs/ns/cm.yaml": scaled("4")}, "dana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alices, err := w.client().PushFiles(ctx, w.repo, "scale", danas, danas, map[string][]byte{"pkgs/ns/cm.yaml": scaled("77")}, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.deliverPR("synchronize", n, "scale", alices, "alice", false)
+	w.deliverPR("synchronize", n, "scale", danas, "dana", false)
+	w.deliver(0, "pull_request_review", w.id(), w.reviewAs(n, "alice", forge.ReviewApproved, alices))
+	w.mustNotMerge(n, "alice approved the head she pushed herself")
+	w.deliver(0, "pull_request_review", w.id(), w.reviewAs(n, "bob", forge.ReviewApproved, alices))
+	if !w.change(n).Merged {
+		t.Fatalf("bob's approval did not publish: %q", w.comments(n))
+	}
+}
