@@ -254,6 +254,9 @@ func TestAttackGitLabQuickActionInBotText(t *testing.T) {
 	if !strings.Contains(mr.Description, "ConfigMap a") {
 		t.Fatalf("the description does not list the upstream's resources, so the test proves nothing:\n%s", mr.Description)
 	}
+	if strings.Contains(mr.Description, "ConfigMap a\n") {
+		t.Errorf("a resource name's line break reached the description as a line break:\n%s", mr.Description)
+	}
 	texts := append([]string{mr.Description}, w.botNotes(mr.IID)...)
 	for _, text := range texts {
 		if qa := quickActions(text); len(qa) > 0 {

@@ -394,7 +394,7 @@ func (d resourceDiff) Summary() string {
 		}
 		fmt.Fprintf(&b, "**%s**\n", g.title)
 		for _, id := range g.ids {
-			fmt.Fprintf(&b, "- `%s`\n", id)
+			fmt.Fprintf(&b, "- %s\n", code(id)) // a name may hold line breaks and backticks
 		}
 		b.WriteString("\n")
 	}

@@ -399,7 +399,7 @@ func (b *Bot) updateBody(p *plannedVariant, m BodyMarker) string {
 	if len(p.Conflicts) > 0 {
 		s.WriteString("### Conflicts (local and upstream both changed; upstream won)\n\n| file | resource | field | local | upstream |\n|---|---|---|---|---|\n")
 		for _, c := range p.Conflicts {
-			fmt.Fprintf(&s, "| `%s` | `%s` | `%s` | `%s` | `%s` |\n", c.File, c.Resource, c.Field, truncate(c.Local, 80), truncate(c.Upstream, 80))
+			fmt.Fprintf(&s, "| %s | %s | %s | %s | %s |\n", code(c.File), code(c.Resource), code(c.Field), code(truncate(c.Local, 80)), code(truncate(c.Upstream, 80)))
 		}
 		s.WriteString("\nThe change is a draft until someone checks these.\n\n")
 	}
@@ -410,7 +410,7 @@ func (b *Bot) updateBody(p *plannedVariant, m BodyMarker) string {
 				fmt.Fprintf(&s, "- … and %d more\n", len(p.log)-i)
 				break
 			}
-			fmt.Fprintf(&s, "- `%s` %s\n", short(c.SHA), firstLine(c.Message))
+			fmt.Fprintf(&s, "- `%s` %s\n", short(c.SHA), userText(firstLine(c.Message)))
 		}
 		s.WriteString("\n")
 	}
