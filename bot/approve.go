@@ -368,7 +368,11 @@ func (b *Bot) ensureTag(ctx context.Context, rc *repoCtx, pkg string, ch forge.C
 			highest = max(highest, n)
 		}
 		name := tagName(pkg, highest+1)
-		msg := tagMessage(pkg, highest+1, ch, approvers)
+		described := ch
+		if !isSelf(ch.Author, b.login(rc.repo.Forge)) {
+			described.Body = "" // a person's description carries no marker the bot trusts
+		}
+		msg := tagMessage(pkg, highest+1, described, approvers)
 		err = rc.f.CreateTag(ctx, rc.repo, name, ch.MergeCommitSHA, msg)
 		if err == nil {
 			return name, true, nil

@@ -112,7 +112,9 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 		return "", 0, err
 	}
 	for _, c := range changes {
-		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+		// Only the bot's own changes carry a marker it trusts: a person
+		// can write one into their pull request's description.
+		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" && isSelf(c.Author, b.login(rc.repo.Forge)) {
 			r := rows[m.Package]
 			if r == nil {
 				r = &dashRow{}
@@ -159,13 +161,13 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 		r := rows[n]
 		latest := "—"
 		if r.latest > 0 {
-			latest = fmt.Sprintf("`%s`", tagName(n, r.latest))
+			latest = code(tagName(n, r.latest))
 		}
 		paused := ""
 		if r.paused {
 			paused = "⏸"
 		}
-		fmt.Fprintf(&s, "| `%s` | %s | %s | %s | %s | %s |\n", n, latest, strings.Join(r.drafts, " "), strings.Join(r.proposals, " "), strings.Join(r.updates, " "), paused)
+		fmt.Fprintf(&s, "| %s | %s | %s | %s | %s | %s |\n", code(n), latest, strings.Join(r.drafts, " "), strings.Join(r.proposals, " "), strings.Join(r.updates, " "), paused)
 	}
 	pkgs := make([]string, 0, len(rc.fanOut))
 	for p := range rc.fanOut {
@@ -187,7 +189,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 	var errs []string
 	for _, p := range rc.out.Problems {
 		if p.Severity == SeverityError {
-			errs = append(errs, fmt.Sprintf("- `%s` %s: %s", p.Package, p.File, truncate(p.Message, 300)))
+			errs = append(errs, fmt.Sprintf("- %s %s: %s", code(p.Package), userText(p.File), userText(truncate(p.Message, 300))))
 		}
 	}
 	if len(errs) > 0 {

@@ -220,8 +220,22 @@ func userText(s string) string {
 	return b.String()
 }
 
-// code shows a user-controlled string as inline code, safely.
-func code(s string) string { return "<code>" + userText(s) + "</code>" }
+// code shows a user-controlled string as inline code, safely: a plain
+// name (letters, digits and . _ / + = : , -) as a Markdown code span,
+// anything else escaped inside an HTML code element.
+func code(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/+=:,-", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "`" + s + "`"
+	}
+	return "<code>" + userText(s) + "</code>"
+}
 
 func (st *changeState) recordDigest(sha, digest string) {
 	if st.Digests == nil {
