@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/lib/update"
 	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // UpdateOptions configures Update.
@@ -387,10 +389,67 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 	if strategy == string(kptfilev1.ResourceMerge) {
 		return resourceMerge(localPath, updatedPath, originPath, isRoot, mem)
 	}
+	if strategy == string(kptfilev1.FastForward) && localExists {
+		// kpt (v1.0.0-beta.63 and later) ignores the last render's record
+		// when looking for local changes, and drops it from the updated
+		// package: it describes a render of the old version.
+		if err := clearRenderRecord(localPath); err != nil {
+			return nil, err
+		}
+	}
 	if err := update.GetUpdater(strategy).Update(opts); err != nil {
 		return nil, explainUpdateError(strategy, err)
 	}
 	return nil, nil
+}
+
+// clearRenderRecord removes status.renderStatus and the Rendered
+// condition from dir/Kptfile (and status, when nothing else is left), as
+// kpt's fast-forward update does.
+func clearRenderRecord(dir string) error {
+	p := filepath.Join(dir, KptfileName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if !bytes.Contains(b, []byte("renderStatus")) && !bytes.Contains(b, []byte(ConditionRendered)) {
+		return nil
+	}
+	out, err := editKptfile(b, func(kf *yaml.RNode) error {
+		status := kf.Field("status")
+		if status == nil {
+			return nil
+		}
+		if _, err := status.Value.Pipe(yaml.Clear("renderStatus")); err != nil {
+			return err
+		}
+		if conds := status.Value.Field("conditions"); conds != nil && conds.Value.YNode().Kind == yaml.SequenceNode {
+			var kept []*yaml.Node
+			for _, c := range conds.Value.YNode().Content {
+				if t := yaml.NewRNode(c).Field("type"); t == nil || yaml.GetValue(t.Value) != ConditionRendered {
+					kept = append(kept, c)
+				}
+			}
+			conds.Value.YNode().Content = kept
+			if len(kept) == 0 {
+				if _, err := status.Value.Pipe(yaml.Clear("conditions")); err != nil {
+					return err
+				}
+			}
+		}
+		if len(status.Value.YNode().Content) == 0 {
+			_, err := kf.Pipe(yaml.Clear("status"))
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	return nil
 }
 
 // explainUpdateError turns kpt's terse fast-forward failure into advice.
