@@ -401,7 +401,10 @@ spec:
 	w.pushHook(w.repo, "refs/heads/main", bs[0].SHA, "alice")
 	w.untouched(w.repo)
 
-	// The private upstream: nothing copied, and mallory is told why.
+	// The private upstream: nothing copied, and mallory is told why. A
+	// push hook of the upstream (GitLab's carries no visibility) must
+	// not make it look public.
+	w.pushHook(jewels, "refs/heads/main", jsha, "alice")
 	w.pushHook(loot, "refs/heads/main", lootSHA, "mallory")
 	w.pushHook(jewels, "refs/tags/keys/v1", jsha, "alice")
 	w.untouched(loot)
