@@ -194,3 +194,17 @@ func TestCreateTagIsAnnotated(t *testing.T) {
 		t.Errorf("tagging an unknown commit: %v, want ErrNotFound", err)
 	}
 }
+
+func TestReadCommentIsTheAPIsRecord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c, repo, ch := mrFixture(t, forge.ChangeSpec{Title: "x"})
+	id := f.AddNote(repo, ch.Number, "alice", "/kptbot approve")
+	got, err := c.ReadComment(ctx, repo, ch.Number, id)
+	if err != nil || got.ID != id || got.Body != "/kptbot approve" || got.Author.Login != "alice" || got.Author.ID != f.UserID("alice") {
+		t.Errorf("ReadComment = %+v, %v; want alice's note", got, err)
+	}
+	if _, err := c.ReadComment(ctx, repo, ch.Number, id+1000); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("ReadComment of a missing note: %v, want ErrNotFound", err)
+	}
+}
