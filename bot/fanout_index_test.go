@@ -1,0 +1,85 @@
+package bot
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+// TestFollowerIndexKeptPerRepository: a push to a default branch that
+// adds or drops a variant, an installation adding or removing a
+// repository, change the followers of the upstream at once, without a
+// full rebuild (no repository listing, no re-read of every other
+// repository's kptbot.yaml).
+func TestFollowerIndexKeptPerRepository(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 20)
+	if err := fl.bot.RefreshIndex(fl.ctx); err != nil {
+		t.Fatal(err)
+	}
+	follows := func(name string) bool {
+		t.Helper()
+		rs, err := fl.bot.followers(fl.ctx, blueprints, "basens")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.FullName == name {
+				return true
+			}
+		}
+		return false
+	}
+	lists, reads := fl.fake.Calls("ListRepos"), fl.fake.Calls("ReadFile")
+
+	// A new repository starts following (its first push).
+	newcomer := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-new", DefaultBranch: "main"}
+	fl.fake.Seed(newcomer, "main", map[string][]byte{"kptbot.yaml": []byte("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns-new\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n")})
+	if follows(newcomer.FullName) {
+		t.Fatal("followed before anything said so")
+	}
+	push := func(r forge.Repo) {
+		t.Helper()
+		if _, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: forge.EventBranchPushed, Repo: r, Ref: "refs/heads/main", Sender: forge.User{Login: "alice"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(newcomer)
+	if !follows(newcomer.FullName) {
+		t.Error("a pushed kptbot.yaml's variant is not among the followers")
+	}
+	// site-3 drops its variant.
+	site3 := downstream(3)
+	main, _ := fl.fake.ReadTree(fl.ctx, site3, "main", "")
+	if _, err := fl.fake.PushFiles(fl.ctx, site3, "main", main.Commit, main.Commit, map[string][]byte{"kptbot.yaml": []byte("apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: site-3\n")}, "drop"); err != nil {
+		t.Fatal(err)
+	}
+	push(site3)
+	if follows(site3.FullName) {
+		t.Error("a dropped variant still follows")
+	}
+	// An installation removes site-4, then adds it back.
+	inst := func(kind forge.EventKind, r forge.Repo) {
+		t.Helper()
+		if _, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: kind, Repos: []forge.Repo{r}, Sender: forge.User{Login: "alice"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst(forge.EventInstallationRemoved, downstream(4))
+	if follows(downstream(4).FullName) {
+		t.Error("a repository the installation removed still follows")
+	}
+	inst(forge.EventInstallationAdded, downstream(4))
+	if !follows(downstream(4).FullName) {
+		t.Error("a repository the installation added back does not follow")
+	}
+	if n := fl.fake.Calls("ListRepos") - lists; n != 0 {
+		t.Errorf("%d repository listings: the index was rebuilt in full", n)
+	}
+	// Each event re-read its own repository's config (a few paths), not
+	// the fleet's.
+	if n := fl.fake.Calls("ReadFile") - reads; n > 40 {
+		t.Errorf("%d config reads for 3 repositories: %s", n, fmt.Sprint("the index was rebuilt"))
+	}
+}
