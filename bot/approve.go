@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // approval is one approver's latest word on a change.
@@ -352,22 +352,13 @@ func (b *Bot) ensureTag(ctx context.Context, rc *repoCtx, pkg string, ch forge.C
 		if err != nil {
 			return "", false, err
 		}
-		highest := 0
 		for _, t := range tags {
-			rest, ok := strings.CutPrefix(t.Name, pkg+"/")
-			if !ok {
-				continue
-			}
-			n, ok := gitrepo.ParseRevision(rest)
-			if !ok {
-				continue
-			}
-			if t.SHA == ch.MergeCommitSHA {
+			if p, _, ok := porch.ParseTag(t.Name); ok && p == pkg && t.SHA == ch.MergeCommitSHA {
 				return t.Name, false, nil
 			}
-			highest = max(highest, n)
 		}
-		name := tagName(pkg, highest+1)
+		highest, _ := porch.LatestOf(pkg, tags, func(t forge.Tag) string { return t.Name })
+		name := porch.Tag(pkg, highest+1)
 		described := ch
 		if !isSelf(ch.Author, b.login(rc.repo.Forge)) {
 			described.Body = "" // a person's description carries no marker the bot trusts
@@ -446,9 +437,4 @@ func (b *Bot) afterClose(ctx context.Context, rc *repoCtx, number int) error {
 		return err
 	}
 	return b.saveStatus(ctx, w, "")
-}
-
-// tagName is a revision's tag name (without refs/tags/), as forges list it.
-func tagName(pkg string, n int) string {
-	return strings.TrimPrefix(gitrepo.TagName(pkg, n), gitrepo.TagsPrefix)
 }

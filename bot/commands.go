@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // onComment answers the commands in a new comment on a change: 👀 on
@@ -346,8 +346,8 @@ func (b *Bot) proposeDeletionFor(ctx context.Context, rc *repoCtx, pkg, requeste
 	for i, t := range tags {
 		names[i] = t.Name
 	}
-	latest := highestRevision(pkg, names)
-	branch := strings.TrimPrefix(gitrepo.DeletionProposedBranch(pkg, latest), "refs/heads/")
+	latest, _ := porch.Latest(pkg, names)
+	branch := porch.DeletionProposedBranch(pkg, latest)
 	if existing, err := rc.f.ListChangesByHead(ctx, rc.repo, branch); err == nil {
 		for _, c := range existing {
 			if c.State == "open" {
@@ -367,15 +367,12 @@ func (b *Bot) proposeDeletionFor(ctx context.Context, rc *repoCtx, pkg, requeste
 	for p := range snap.Files {
 		files[rc.pkgDir(pkg)+"/"+p] = nil
 	}
-	trailer, err := gitrepo.FormatTrailer(gitrepo.Trailer{Package: pkg, Revision: fmt.Sprint(latest), Task: []byte(`{"type":"deletion"}`)})
-	if err != nil {
-		return "", err
-	}
+	trailer := porch.TaskTrailer(pkg, "", porch.RevisionName(latest), porch.TypeTask(porch.TaskTypeDelete))
 	if _, err := rc.f.PushFiles(ctx, rc.repo, branch, "", snap.Commit, files, "Delete package "+pkg+"\n\n"+trailer); err != nil {
 		return "", err
 	}
-	body := fmt.Sprintf("Deletes package `%s` (latest revision v%d). Publishing this change removes the package from %s.\n\n%s",
-		pkg, latest, rc.repo.DefaultBranch, FormatMarker(BodyMarker{Package: pkg, Deletion: true}))
+	body := fmt.Sprintf("Deletes package `%s` (latest revision %s). Publishing this change removes the package from %s.\n\n%s",
+		pkg, porch.RevisionName(latest), rc.repo.DefaultBranch, FormatMarker(BodyMarker{Package: pkg, Deletion: true}))
 	ch, err := rc.f.OpenChange(ctx, rc.repo, forge.ChangeSpec{Head: branch, Base: rc.repo.DefaultBranch, Title: "Delete package " + pkg, Body: body, Labels: []string{"kptbot:deletion"}})
 	if err != nil {
 		return "", err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // DashboardLabel marks the dashboard issue the bot keeps per repository.
@@ -96,16 +96,9 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 	if err != nil {
 		return "", 0, err
 	}
-	for _, t := range tags {
-		i := strings.LastIndex(t.Name, "/")
-		if i < 0 {
-			continue
-		}
-		if n, ok := gitrepo.ParseRevision(t.Name[i+1:]); ok {
-			if r := rows[t.Name[:i]]; r != nil {
-				r.latest = max(r.latest, n)
-			}
-		}
+	latest := porch.LatestByPackage(tags, func(t forge.Tag) string { return t.Name })
+	for name, r := range rows {
+		r.latest = latest[name]
 	}
 	changes, err := rc.f.ListOpenChanges(ctx, rc.repo)
 	if err != nil {
@@ -161,7 +154,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 		r := rows[n]
 		latest := "—"
 		if r.latest > 0 {
-			latest = code(tagName(n, r.latest))
+			latest = code(porch.Tag(n, r.latest))
 		}
 		paused := ""
 		if r.paused {

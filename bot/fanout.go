@@ -10,8 +10,8 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // fanOutWorkers bounds the downstream repositories worked on at once; the
@@ -194,16 +194,12 @@ func (b *Bot) fanOutReport(ctx context.Context, upstream forge.Repo, pkg string,
 func (b *Bot) onTag(ctx context.Context, ev forge.Event, out *Outcome) error {
 	b.forgetTags(ev.Repo)
 	tag := strings.TrimPrefix(ev.Ref, "refs/tags/")
-	i := strings.LastIndex(tag, "/")
-	if i < 0 {
+	pkg, _, ok := porch.ParseTag(tag)
+	if !ok {
 		out.Skipped = "tag " + tag + " is not a package revision (<package>/v<N>)"
 		return nil
 	}
-	if _, ok := gitrepo.ParseRevision(tag[i+1:]); !ok {
-		out.Skipped = "tag " + tag + " is not a package revision (<package>/v<N>)"
-		return nil
-	}
-	o, _, err := b.FanOut(ctx, ev.Repo, tag[:i])
+	o, _, err := b.FanOut(ctx, ev.Repo, pkg)
 	out.Add(o)
 	return err
 }

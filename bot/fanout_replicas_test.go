@@ -22,6 +22,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // replicaEnv carries a replica process's settings (JSON).
@@ -256,7 +257,7 @@ func TestConvergenceAcrossReplicas(t *testing.T) {
 	t.Logf("(b) killed with %d of %d at v3; the survivor converged in %v (budget: one resync %v + %v)", mid, n, time.Since(killed).Round(100*time.Millisecond), resync, budget)
 	_ = took
 	for _, r := range downs {
-		cs, err := plain.ListChangesByHead(ctx, r, updateBranch("team-ns"))
+		cs, err := plain.ListChangesByHead(ctx, r, porch.UpdateBranch("team-ns"))
 		if err != nil || len(cs) != 1 {
 			t.Errorf("%s: %d update PRs (%v), want exactly one", r.FullName, len(cs), err)
 		}

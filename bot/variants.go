@@ -15,7 +15,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/reconcile"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // VariantAction is what the bot did (or would do) for one variant.
@@ -46,11 +46,10 @@ type plannedVariant struct {
 	fromRev   string
 	// log is the upstream's commits from fromRev to Revision.
 	log []forge.Commit
+	// task is the Porch task the update commit records (clone, upgrade;
+	// none: the variant's edit).
+	task porch.Task
 }
-
-// updateBranch is the one branch (and so the one open change) per
-// downstream package that the bot's updates go to.
-func updateBranch(pkg string) string { return "drafts/" + pkg + "/kptbot-update" }
 
 // reconcileVariants converges every variant targeting rc's repository:
 // clone, update or edit changes, one open change per package, deletion
@@ -139,7 +138,7 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 	p.Revision = rev
 	p.published = base
 	if len(p.published) > 0 {
-		if o := annotation(p.published, reconcile.OwnerAnnotation); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
+		if o := annotation(p.published, porch.OwnerAnnotation); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
 			p.Kind = "skip"
 			p.Why = fmt.Sprintf("%s exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", pkg, o)
 			return p, nil
@@ -190,6 +189,7 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 		}
 		if len(res.Packages) > 0 {
 			p.lock = res.Packages[0].Resolved.Commit
+			p.task = res.Packages[0].CloneTask()
 		}
 		p.Why = fmt.Sprintf("clone %s/%s %s", up.Repo, strings.Trim(up.Package, "/"), rev)
 		kind = "clone"
@@ -215,15 +215,16 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 			p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, rev)
 			kind = "update"
 			p.log = ff.log(ctx, up, p.fromRev, rev)
+			p.task = porch.UpgradeTask(upstreamAt(up, p.fromRev), upstreamAt(up, rev), localRevision(ctx, rc, p.Package), porch.PackageMergeStrategy(strategyOf(p.published)))
 		}
 	}
 	files, err := engine.ReadTree(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], reconcile.OwnerAnnotation, p.pv.Metadata.Name)
+	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], porch.OwnerAnnotation, p.pv.Metadata.Name)
 	if err == nil {
-		kf, err = engine.SetKptfileAnnotation(kf, reconcile.DeletionPolicyAnnotation, p.pv.Spec.DeletionPolicy)
+		kf, err = engine.SetKptfileAnnotation(kf, porch.DeletionPolicyAnnotation, p.pv.Spec.DeletionPolicy)
 	}
 	files[engine.KptfileName] = kf
 	return files, kind, err
@@ -233,7 +234,7 @@ func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *pla
 // and opens or updates its one change: one git push plus one REST write
 // for the change and one for the check.
 func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *plannedVariant, openUpdates *int) error {
-	branch := updateBranch(p.Package)
+	branch := porch.UpdateBranch(p.Package)
 	cur, oldSHA, proceed, err := b.updateTarget(ctx, rc, branch, p, *openUpdates)
 	if err != nil || !proceed || b.opts.DryRun {
 		return err
@@ -434,7 +435,30 @@ func strategyOf(t engine.Tree) string {
 }
 
 func trailerFor(p *plannedVariant) string {
-	return fmt.Sprintf(`kpt:{"package":%q,"workspaceName":"kptbot-update","revision":"","task":{"type":"edit","edit":{"packageVariant":%q}}}`, p.Package, p.Variant)
+	task := p.task
+	if task.Type == porch.TaskTypeNone {
+		task = porch.VariantEditTask(p.Variant)
+	}
+	return porch.TaskTrailer(p.Package, porch.UpdateWorkspace, "", task)
+}
+
+// upstreamAt names a variant's upstream package at a revision.
+func upstreamAt(up *config.Upstream, rev string) string {
+	return fmt.Sprintf("%s/%s@%s", up.Repo, strings.Trim(up.Package, "/"), rev)
+}
+
+// localRevision names the published revision whose local changes an
+// upgrade carries: pkg's latest tag (pkg itself when it has none or the
+// tags cannot be listed: the trailer records, it never stops an update).
+func localRevision(ctx context.Context, rc *repoCtx, pkg string) string {
+	tags, err := rc.f.ListTags(ctx, rc.repo)
+	if err != nil {
+		return pkg
+	}
+	if n, i := porch.LatestOf(pkg, tags, func(t forge.Tag) string { return t.Name }); i >= 0 {
+		return porch.Tag(pkg, n)
+	}
+	return pkg
 }
 
 // orphanedVariants applies deletionPolicy to packages owned by variants
@@ -444,13 +468,13 @@ func (b *Bot) orphanedVariants(ctx context.Context, rc *repoCtx, files map[strin
 	var errs []error
 	for _, dir := range rc.packagesIn(files) {
 		t := sub(files, dir)
-		o := annotation(t, reconcile.OwnerAnnotation)
+		o := annotation(t, porch.OwnerAnnotation)
 		if o == "" || names[o] {
 			continue
 		}
 		pkg := rc.pkgName(dir)
 		a := VariantAction{Repo: rc.repo.FullName, Variant: o, Package: pkg}
-		if annotation(t, reconcile.DeletionPolicyAnnotation) == "orphan" {
+		if annotation(t, porch.DeletionPolicyAnnotation) == "orphan" {
 			a.Kind, a.Why = "none", fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s", o, pkg)
 		} else {
 			a.Kind, a.Why = "delete", fmt.Sprintf("variant %s no longer exists; deletionPolicy delete", o)
