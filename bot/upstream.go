@@ -12,7 +12,7 @@ import (
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // index is the bot's view of every repository it can see and the
@@ -378,11 +378,11 @@ func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string
 			names = append(names, strings.TrimPrefix(ref.Name, "refs/tags/"))
 		}
 	}
-	best := highestRevision(pkg, names)
-	if best == 0 {
+	best, ok := porch.Latest(pkg, names)
+	if !ok {
 		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, pkg, pkg)
 	}
-	return fmt.Sprintf("v%d", best), nil
+	return porch.RevisionName(best), nil
 }
 
 // log lists the upstream's commits between two revisions of a package
@@ -405,18 +405,4 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 		return nil
 	}
 	return commits
-}
-
-// highestRevision is the highest N among the tag names <pkg>/v<N> (0 when
-// there is none).
-func highestRevision(pkg string, tagNames []string) int {
-	best := 0
-	for _, n := range tagNames {
-		if rest, ok := strings.CutPrefix(n, pkg+"/"); ok {
-			if v, ok := gitrepo.ParseRevision(rest); ok {
-				best = max(best, v)
-			}
-		}
-	}
-	return best
 }
