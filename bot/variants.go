@@ -78,7 +78,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 	}
 	openUpdates := 0
 	for _, c := range open {
-		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" && isSelf(c.Author, b.login(rc.repo.Forge)) {
 			openUpdates++
 		}
 	}
@@ -290,6 +290,12 @@ func (b *Bot) updateTarget(ctx context.Context, rc *repoCtx, branch string, p *p
 		return nil, oldSHA, true, nil
 	}
 	p.Change = cur.Number
+	if !isSelf(cur.Author, b.login(rc.repo.Forge)) {
+		// A description's marker is text its author wrote: only the bot's
+		// own change is the bot's to move, a person's is left alone.
+		p.Kind, p.Why = "held", fmt.Sprintf("#%d on the update branch was not opened by the bot", cur.Number)
+		return cur, "", false, nil
+	}
 	marker, _ := ParseMarker(cur.Body)
 	switch {
 	case marker.Paused:
