@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"github.com/kptbot/kptbot/internal/spelling"
 	"sort"
 	"strings"
 	"unicode"
@@ -114,38 +115,13 @@ func suggest(v string) Verb {
 	}
 	var cs []cand
 	for _, h := range verbHelp {
-		cs = append(cs, cand{h.Verb, editDistance(v, string(h.Verb))})
+		cs = append(cs, cand{h.Verb, spelling.Distance(v, string(h.Verb))})
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
 	if len(cs) == 0 || cs[0].d > 1+len(v)/3 {
 		return ""
 	}
 	return cs[0].verb
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 {
-		ra = ra[:64] // a long word is no verb; bound the work
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // HelpText is the reply to /kptbot help and to unknown verbs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/kptbot/kptbot/internal/spelling"
 	"io"
 	"reflect"
 	"sort"
@@ -329,7 +330,7 @@ func join(path, key string) string {
 func didYouMean(key string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestD {
+		if d := spelling.Distance(strings.ToLower(key), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -337,24 +338,4 @@ func didYouMean(key string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

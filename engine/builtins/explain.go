@@ -2,6 +2,7 @@ package builtins
 
 import (
 	"fmt"
+	"github.com/kptbot/kptbot/internal/spelling"
 	"sort"
 	"strings"
 )
@@ -100,7 +101,7 @@ func names() []string {
 func nearestName(name string) string {
 	best, bestD := "", len(name)/3+1
 	for _, n := range names() {
-		if d := editDistance(name, n); d < bestD {
+		if d := spelling.Distance(name, n); d < bestD {
 			best, bestD = n, d
 		}
 	}
@@ -113,25 +114,4 @@ func nearestName(name string) string {
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
