@@ -297,11 +297,17 @@ func (b *Bot) updateTarget(ctx context.Context, rc *repoCtx, branch string, p *p
 		return cur, "", false, nil
 	}
 	marker, _ := ParseMarker(cur.Body)
+	ours := true
+	if marker.Head != "" && cur.HeadSHA != marker.Head {
+		if ours, err = b.pushedByBot(ctx, rc, cur.HeadSHA, p); err != nil {
+			return cur, "", false, err
+		}
+	}
 	switch {
 	case marker.Paused:
 		p.Kind, p.Why = "skip", fmt.Sprintf("#%d is paused", cur.Number)
 		return cur, "", false, nil
-	case marker.Head != "" && cur.HeadSHA != marker.Head && !b.pushedByBot(ctx, rc, cur.HeadSHA, p):
+	case !ours:
 		p.Kind, p.Why = "held", fmt.Sprintf("#%d has commits the bot did not push; comment /%s recreate or /%s update", cur.Number, b.opts.Name, b.opts.Name)
 		if marker.Held == cur.HeadSHA || b.opts.DryRun {
 			return cur, "", false, nil
