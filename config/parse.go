@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kptbot/kptbot/internal/spelling"
+	"github.com/kptbot/kptbot/internal/yamlnode"
 	"io"
 	"reflect"
 	"sort"
@@ -189,18 +190,8 @@ func scalar(m *yaml.Node, key string) string {
 	return ""
 }
 
-// field returns the value node of a mapping's field, or nil.
-func field(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
+// field is the value node of key in a mapping (yamlnode.Get).
+func field(m *yaml.Node, key string) *yaml.Node { return yamlnode.Get(m, key) }
 
 // lookup follows a dotted path of mapping keys and sequence indexes
 // ("spec.targets.0.template") to a node, for locating problems.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/kptbot/kptbot/internal/yamlnode"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -27,17 +28,8 @@ func annotationNode(n *yaml.Node, key string) *yaml.Node {
 	return mapValue(mapValue(md, "annotations"), key)
 }
 
-func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
+// mapValue is the value node of key in a mapping (yamlnode.Get).
+func mapValue(n *yaml.Node, key string) *yaml.Node { return yamlnode.Get(n, key) }
 
 // filePath is kioutil.GetFileAnnotations' path, read directly.
 func filePath(r *yaml.RNode) string {

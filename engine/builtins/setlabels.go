@@ -3,6 +3,7 @@ package builtins
 import (
 	"errors"
 	"fmt"
+	"github.com/kptbot/kptbot/internal/yamlnode"
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -253,18 +254,8 @@ func mapNode(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// value is the value of key in map m, nil when absent.
-func value(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
+// value is the value node of key in a mapping (yamlnode.Get).
+func value(m *yaml.Node, key string) *yaml.Node { return yamlnode.Get(m, key) }
 
 // child is the map value of key in m, nil when absent or not a map (the
 // SDK's GetMap).
