@@ -340,3 +340,21 @@ func TestDeployIgnoresAppManifest(t *testing.T) {
 		t.Fatalf(".krmignore must list github-app.yaml (not a Kubernetes object): %v %q", err, b)
 	}
 }
+
+// TestDeployImageFollowsKptfile sets the Kptfile's image setter and
+// renders: the Deployment must run that image, so a user who builds and
+// pushes their own image changes one line.
+func TestDeployImageFollowsKptfile(t *testing.T) {
+	t.Parallel()
+	const want = "registry.example.com/platform/kptbot:v0.3.1"
+	r, _ := renderDeploy(t, func(tree engine.Tree) {
+		k := string(tree["Kptfile"])
+		if !strings.Contains(k, "image: kptbot:dev\n") {
+			t.Fatal("the Kptfile's apply-setters step does not set image: kptbot:dev")
+		}
+		tree["Kptfile"] = []byte(strings.Replace(k, "image: kptbot:dev\n", "image: "+want+"\n", 1))
+	})
+	if got := r.deployment.Spec.Template.Spec.Containers[0].Image; got != want {
+		t.Errorf("Deployment image %q after the setter was set to %q", got, want)
+	}
+}
