@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/variant"
 )
 
 // The commands that act on update changes: /kptbot recreate and
@@ -65,7 +65,7 @@ func (b *Bot) updateOnto(ctx context.Context, rc *repoCtx, ch forge.Change, m Bo
 	if err != nil {
 		return "", err
 	}
-	sources, err := engine.InjectionSources(head.Files, rc.spec.InjectionSources)
+	sources, err := variant.InjectionSources(head.Files, rc.spec.InjectionSources)
 	if err != nil {
 		return "", err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/variant"
 )
 
 // VariantAction is what the bot did (or would do) for one variant.
@@ -68,7 +69,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 	if err != nil {
 		return nil, err
 	}
-	sources, err := engine.InjectionSources(main.Files, rc.spec.InjectionSources)
+	sources, err := variant.InjectionSources(main.Files, rc.spec.InjectionSources)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 	if err != nil {
 		return nil, err
 	}
-	res, err := engine.ApplyVariant(desired, pv, sources)
+	res, err := variant.Apply(desired, pv, sources)
 	if err != nil {
 		return nil, err
 	}

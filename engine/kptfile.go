@@ -155,3 +155,10 @@ func withoutRenderStatus(b []byte) ([]byte, error) {
 	}
 	return []byte(out), nil
 }
+
+// EditKptfile applies edit to Kptfile content, keeping its layout
+// (comments, field order, sequence indentation), for packages that edit a
+// Kptfile outside the engine (variant).
+func EditKptfile(kptfile []byte, edit func(kf *yaml.RNode) error) ([]byte, error) {
+	return editKptfile(kptfile, edit)
+}

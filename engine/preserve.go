@@ -135,3 +135,8 @@ func prints(seed maphash.Seed, b []byte) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// SameMeaning reports whether two YAML streams hold the same documents, in
+// the same order, ignoring formatting, comments, map key order and
+// bookkeeping annotations: a rewrite that only reformats is no change.
+func SameMeaning(a, b []byte) bool { return sameMeaning(a, b) }

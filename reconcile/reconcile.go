@@ -22,6 +22,7 @@ import (
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/variant"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -163,7 +164,7 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 	if r.cfg == nil {
 		return fmt.Errorf("no kptbot.yaml on branch %s (looked for %v)", r.branch, paths)
 	}
-	if r.sources, err = engine.InjectionSources(root, r.cfg.Repository.Spec.InjectionSources); err != nil {
+	if r.sources, err = variant.InjectionSources(root, r.cfg.Repository.Spec.InjectionSources); err != nil {
 		return err
 	}
 	r.packages = map[string]*downstream{}
@@ -298,7 +299,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action
 		return a, err
 	}
 	a.task = task
-	res, err := engine.ApplyVariant(desired, pv, r.sources)
+	res, err := variant.Apply(desired, pv, r.sources)
 	if err != nil {
 		return a, err
 	}

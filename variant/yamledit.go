@@ -1,4 +1,4 @@
-package engine
+package variant
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/internal/yamlnode"
 )
 
 // --- small layout-preserving yaml.Node helpers ---------------------------------
@@ -34,7 +36,7 @@ func ynSet(m *yaml.Node, key string, value *yaml.Node, before ...string) {
 // ynEnsureMap returns the mapping under key in m, creating it (see
 // ynSet for where) when missing or null.
 func ynEnsureMap(m *yaml.Node, key string, before ...string) *yaml.Node {
-	if v := mapValue(m, key); v != nil && v.Kind == yaml.MappingNode {
+	if v := yamlnode.Get(m, key); v != nil && v.Kind == yaml.MappingNode {
 		v.Style &^= yaml.FlowStyle
 		return v
 	}
@@ -48,7 +50,7 @@ func ynEnsureMap(m *yaml.Node, key string, before ...string) *yaml.Node {
 // changes; YAML quoting is added where the text would otherwise read as
 // another type.
 func ynSetString(m *yaml.Node, key, value string) {
-	if v := mapValue(m, key); v != nil && v.Kind == yaml.ScalarNode {
+	if v := yamlnode.Get(m, key); v != nil && v.Kind == yaml.ScalarNode {
 		if v.Value == value && v.ShortTag() == yaml.NodeTagString {
 			return
 		}
@@ -70,7 +72,7 @@ func ynSetStrings(root *yaml.Node, path []string, kv map[string]string) error {
 	}
 	m := root
 	for _, p := range path {
-		if v := mapValue(m, p); v != nil && v.Kind != yaml.MappingNode && v.ShortTag() != yaml.NodeTagNull {
+		if v := yamlnode.Get(m, p); v != nil && v.Kind != yaml.MappingNode && v.ShortTag() != yaml.NodeTagNull {
 			return fmt.Errorf("is a %s, not a map", v.ShortTag())
 		}
 		// metadata.labels goes before annotations, as Kubernetes writes it

@@ -1,6 +1,6 @@
-package engine
+package variant
 
-// Config injection, with Porch's semantics (see ApplyVariant).
+// Config injection, with Porch's semantics (see Apply).
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/internal/yamlnode"
 )
 
 // --- injection ---------------------------------------------------------------
@@ -49,7 +51,7 @@ type injectionSource struct {
 // applyInjection finds the package's injection points, injects into each
 // what the injectors select, rewrites the files it changed and returns the
 // points (sorted by condition type) for the Kptfile.
-func applyInjection(t Tree, injectors []config.InjectionSelector, sources []*yaml.RNode) ([]*injectionPoint, error) {
+func applyInjection(t engine.Tree, injectors []config.InjectionSelector, sources []*yaml.RNode) ([]*injectionPoint, error) {
 	var points []*injectionPoint
 	var problems []string
 	seen := map[string]*injectionPoint{}
@@ -163,7 +165,7 @@ func (ip *injectionPoint) injectFrom(n *yaml.RNode, src injectionSource) (bool, 
 		field = "data"
 	}
 	srcName := src.node.GetName()
-	value := mapValue(src.node.YNode(), field)
+	value := yamlnode.Get(src.node.YNode(), field)
 	if value == nil {
 		ip.message = fmt.Sprintf("field %q not found in resource %q", field, srcName)
 		if src.path != "" {
@@ -213,7 +215,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 	}
 	if len(gates) > 0 {
 		info := ynEnsureMap(kf, "info", "pipeline", "inventory", "status")
-		list := mapValue(info, "readinessGates")
+		list := yamlnode.Get(info, "readinessGates")
 		if list == nil || list.Kind != yaml.SequenceNode {
 			list = &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 			ynSet(info, "readinessGates", list)
@@ -221,7 +223,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 		list.Style &^= yaml.FlowStyle
 		have := map[string]bool{}
 		for _, g := range list.Content {
-			if c := mapValue(g, "conditionType"); c != nil {
+			if c := yamlnode.Get(g, "conditionType"); c != nil {
 				have[c.Value] = true
 			}
 		}
@@ -234,7 +236,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 		}
 	}
 	status := ynEnsureMap(kf, "status")
-	conds := mapValue(status, "conditions")
+	conds := yamlnode.Get(status, "conditions")
 	if conds == nil || conds.Kind != yaml.SequenceNode {
 		conds = &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
 		ynSet(status, "conditions", conds)
@@ -250,7 +252,7 @@ func recordInjection(kf *yaml.Node, points []*injectionPoint) error {
 func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 	fields := [][2]string{{"type", c.Type}, {"status", string(c.Status)}, {"reason", c.Reason}, {"message", c.Message}}
 	for _, n := range conds.Content {
-		if t := mapValue(n, "type"); t == nil || t.Value != c.Type || n.Kind != yaml.MappingNode {
+		if t := yamlnode.Get(n, "type"); t == nil || t.Value != c.Type || n.Kind != yaml.MappingNode {
 			continue
 		}
 		for _, f := range fields[1:] {
@@ -270,7 +272,7 @@ func upsertConditionNode(conds *yaml.Node, c kptfilev1.Condition) {
 		ynSetString(n, f[0], f[1])
 		if f[0] == "status" {
 			// as the Rendered condition: status: "True"
-			mapValue(n, "status").Style = yaml.DoubleQuotedStyle
+			yamlnode.Get(n, "status").Style = yaml.DoubleQuotedStyle
 		}
 	}
 	conds.Content = append(conds.Content, n)

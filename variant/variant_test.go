@@ -1,4 +1,4 @@
-package engine
+package variant
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
 )
 
 // TestVariantGolden runs testdata/variant/<case>: in/ is the package,
@@ -27,7 +28,7 @@ func TestVariantGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "variant", name)
-			disk, err := ReadTree(filepath.Join(caseDir, "in"))
+			disk, err := engine.ReadTree(filepath.Join(caseDir, "in"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,27 +39,27 @@ func TestVariantGolden(t *testing.T) {
 
 			if exists(filepath.Join(caseDir, "variant-before.yaml")) {
 				before := readVariant(t, filepath.Join(caseDir, "variant-before.yaml"))
-				res, err := ApplyVariant(in, before, sources)
+				res, err := Apply(in, before, sources)
 				if err != nil {
 					t.Fatalf("applying variant-before.yaml: %v", err)
 				}
 				in = res.Tree
 			}
 
-			res, err := ApplyVariant(in, pv, sources)
+			res, err := Apply(in, pv, sources)
 			if err != nil {
 				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(err.Error()+"\n"))
 				return
 			}
 			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
-				t.Fatalf("ApplyVariant succeeded, want the error in error.txt")
+				t.Fatalf("Apply succeeded, want the error in error.txt")
 			}
-			checkGoldenTree(t, filepath.Join(caseDir, "want"), res.Tree, func(b []byte) []byte { return b })
+			checkGoldenTree(t, filepath.Join(caseDir, "want"), res.Tree)
 			checkGoldenFile(t, filepath.Join(caseDir, "result.txt"), []byte(describeResult(res)))
 
 			// The input is not modified, and files not reported as changed
 			// keep their bytes.
-			assertTreesEqual(t, "input after ApplyVariant", orig, disk)
+			assertTreesEqual(t, "input after Apply", orig, disk)
 			changed := map[string]bool{}
 			for _, p := range res.Changed {
 				changed[p] = true
@@ -70,7 +71,7 @@ func TestVariantGolden(t *testing.T) {
 			}
 
 			// Applying the variant again changes nothing.
-			again, err := ApplyVariant(res.Tree, pv, sources)
+			again, err := Apply(res.Tree, pv, sources)
 			if err != nil {
 				t.Fatalf("second application: %v", err)
 			}
@@ -85,15 +86,15 @@ func TestVariantGolden(t *testing.T) {
 	}
 }
 
-func copyTree(t Tree) Tree {
-	out := Tree{}
+func copyTree(t engine.Tree) engine.Tree {
+	out := engine.Tree{}
 	for p, b := range t {
 		out[p] = append([]byte(nil), b...)
 	}
 	return out
 }
 
-func assertTreesEqual(t *testing.T, what string, want, got Tree) {
+func assertTreesEqual(t *testing.T, what string, want, got engine.Tree) {
 	t.Helper()
 	for _, p := range unionPaths(want, got) {
 		if !bytes.Equal(want[p], got[p]) {
@@ -123,7 +124,7 @@ func readSources(t *testing.T, dir string) []*kyaml.RNode {
 	if !exists(dir) {
 		return nil
 	}
-	files, err := ReadTree(dir)
+	files, err := engine.ReadTree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func readSources(t *testing.T, dir string) []*kyaml.RNode {
 	return out
 }
 
-func describeResult(res *VariantResult) string {
+func describeResult(res *Result) string {
 	var b strings.Builder
 	b.WriteString("changed:\n")
 	for _, p := range res.Changed {
@@ -197,10 +198,10 @@ func TestVariantIsOwnFunc(t *testing.T) {
 
 func TestVariantInvalid(t *testing.T) {
 	t.Parallel()
-	pkg := Tree{KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")}
+	pkg := engine.Tree{engine.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")}
 	for _, tc := range []struct {
 		name string
-		in   Tree
+		in   engine.Tree
 		pv   config.PackageVariant
 		want string
 	}{{
@@ -209,7 +210,7 @@ func TestVariantInvalid(t *testing.T) {
 		want: `applying PackageVariant "": metadata.name: must be set`,
 	}, {
 		name: "no Kptfile",
-		in:   Tree{"a.yaml": []byte("a: 1\n")},
+		in:   engine.Tree{"a.yaml": []byte("a: 1\n")},
 		pv:   config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}},
 		want: `applying PackageVariant "v": Kptfile: not found`,
 	}, {
@@ -228,9 +229,9 @@ func TestVariantInvalid(t *testing.T) {
 		want: `spec.injectors[0].name: must not be empty`,
 	}, {
 		name: "package context without data",
-		in: Tree{
-			KptfileName:        pkg[KptfileName],
-			PackageContextFile: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n"),
+		in: engine.Tree{
+			engine.KptfileName:        pkg[engine.KptfileName],
+			engine.PackageContextFile: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n"),
 		},
 		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
 			PackageContext: &config.PackageContext{Data: map[string]string{"a": "b"}},
@@ -238,9 +239,9 @@ func TestVariantInvalid(t *testing.T) {
 		want: `package-context.yaml: ConfigMap kptfile.kpt.dev: data: must be a map`,
 	}, {
 		name: "ambiguous source",
-		in: Tree{
-			KptfileName: pkg[KptfileName],
-			"cm.yaml":   []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    kpt.dev/config-injection: required\n"),
+		in: engine.Tree{
+			engine.KptfileName: pkg[engine.KptfileName],
+			"cm.yaml":          []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    kpt.dev/config-injection: required\n"),
 		},
 		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
 			Injectors: []config.InjectionSelector{{Name: "src"}},
@@ -255,9 +256,9 @@ func TestVariantInvalid(t *testing.T) {
 					sources = append(sources, kyaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  a: b\n"))
 				}
 			}
-			_, err := ApplyVariant(tc.in, tc.pv, sources)
+			_, err := Apply(tc.in, tc.pv, sources)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("ApplyVariant error %v, want it to contain %q", err, tc.want)
+				t.Errorf("Apply error %v, want it to contain %q", err, tc.want)
 			}
 		})
 	}
@@ -267,15 +268,15 @@ func TestVariantInvalid(t *testing.T) {
 // Porch's message, and blocks a required point.
 func TestVariantSourceWithoutField(t *testing.T) {
 	t.Parallel()
-	in := Tree{
-		KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
-		"ctx.yaml":  []byte("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: ctx\n  annotations:\n    kpt.dev/config-injection: required\nspec:\n  a: 1\n"),
+	in := engine.Tree{
+		engine.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
+		"ctx.yaml":         []byte("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: ctx\n  annotations:\n    kpt.dev/config-injection: required\nspec:\n  a: 1\n"),
 	}
 	pv := config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
 		Injectors: []config.InjectionSelector{{Name: "site"}},
 	}}
 	src := kyaml.MustParse("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: site\nstatus:\n  a: 2\n")
-	res, err := ApplyVariant(in, pv, []*kyaml.RNode{src})
+	res, err := Apply(in, pv, []*kyaml.RNode{src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestVariantSourceWithoutField(t *testing.T) {
 	if len(res.Blocking) != 1 || res.Blocking[0] != want {
 		t.Errorf("Blocking = %q, want [%q]", res.Blocking, want)
 	}
-	kf, err := DecodeKptfile(KptfileName, res.Tree[KptfileName])
+	kf, err := engine.DecodeKptfile(engine.KptfileName, res.Tree[engine.KptfileName])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package variant
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/internal/yamlnode"
 )
 
 // Annotations and names of Porch's PackageVariant protocol.
@@ -43,11 +45,11 @@ const (
 // PackageVariant may neither set nor remove them.
 var packageContextReservedKeys = []string{"name", "package-path"}
 
-// VariantResult is the outcome of ApplyVariant.
-type VariantResult struct {
+// Result is the outcome of Apply.
+type Result struct {
 	// Tree is the package after the variant's mutations. Files the variant
 	// did not change keep their bytes.
-	Tree Tree
+	Tree engine.Tree
 	// Changed lists the files that differ from the input, sorted.
 	Changed []string
 	// Blocking holds one message for each required injection point that got
@@ -55,7 +57,7 @@ type VariantResult struct {
 	Blocking []string
 }
 
-// ApplyVariant applies a PackageVariant's mutations to the package in, with
+// Apply applies a PackageVariant's mutations to the package in, with
 // the semantics of Porch's packagevariant controller, in Porch's order:
 //
 //  1. spec.packageContext: data keys are set in package-context.yaml's
@@ -76,23 +78,23 @@ type VariantResult struct {
 // sources are the objects available for injection (the repository's
 // injection source directories); they are not modified. Applying the same
 // variant to the result again changes nothing.
-func ApplyVariant(in Tree, pv config.PackageVariant, sources []*yaml.RNode) (*VariantResult, error) {
+func Apply(in engine.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Result, error) {
 	name := pv.Metadata.Name
-	fail := func(err error) (*VariantResult, error) {
+	fail := func(err error) (*Result, error) {
 		return nil, fmt.Errorf("applying PackageVariant %q: %w", name, err)
 	}
 	if err := validateVariant(pv); err != nil {
 		return fail(err)
 	}
-	kptfile, ok := in[KptfileName]
+	kptfile, ok := in[engine.KptfileName]
 	if !ok {
-		return fail(fmt.Errorf("%s: not found: the tree is not a kpt package", KptfileName))
+		return fail(fmt.Errorf("%s: not found: the tree is not a kpt package", engine.KptfileName))
 	}
-	if _, err := DecodeKptfile(KptfileName, kptfile); err != nil {
+	if _, err := engine.DecodeKptfile(engine.KptfileName, kptfile); err != nil {
 		return fail(err)
 	}
 
-	out := Tree{}
+	out := engine.Tree{}
 	for p, b := range in {
 		out[p] = b
 	}
@@ -104,27 +106,27 @@ func ApplyVariant(in Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Va
 	if err != nil {
 		return fail(err)
 	}
-	edited, err := editKptfile(kptfile, func(kf *yaml.RNode) error {
+	edited, err := engine.EditKptfile(kptfile, func(kf *yaml.RNode) error {
 		if err := ynSetStrings(kf.YNode(), []string{"metadata", "labels"}, pv.Spec.Labels); err != nil {
-			return fmt.Errorf("%s: metadata.labels: %w", KptfileName, err)
+			return fmt.Errorf("%s: metadata.labels: %w", engine.KptfileName, err)
 		}
 		if err := ynSetStrings(kf.YNode(), []string{"metadata", "annotations"}, pv.Spec.Annotations); err != nil {
-			return fmt.Errorf("%s: metadata.annotations: %w", KptfileName, err)
+			return fmt.Errorf("%s: metadata.annotations: %w", engine.KptfileName, err)
 		}
 		if err := applyVariantPipeline(kf.YNode(), name, pv.Spec.Pipeline); err != nil {
-			return fmt.Errorf("%s: %w", KptfileName, err)
+			return fmt.Errorf("%s: %w", engine.KptfileName, err)
 		}
 		return recordInjection(kf.YNode(), points)
 	})
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := DecodeKptfile(KptfileName+" (after applying the variant)", edited); err != nil {
+	if _, err := engine.DecodeKptfile(engine.KptfileName+" (after applying the variant)", edited); err != nil {
 		return fail(err)
 	}
-	setIfMeaningChanged(out, KptfileName, edited)
+	setIfMeaningChanged(out, engine.KptfileName, edited)
 
-	res := &VariantResult{Tree: out}
+	res := &Result{Tree: out}
 	added, _, modified := in.Changes(out)
 	res.Changed = append(added, modified...)
 	sort.Strings(res.Changed)
@@ -137,7 +139,7 @@ func ApplyVariant(in Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Va
 	return res, nil
 }
 
-// validateVariant checks what ApplyVariant relies on, reporting every
+// validateVariant checks what Apply relies on, reporting every
 // problem at once with its field path.
 func validateVariant(pv config.PackageVariant) error {
 	var errs []string
@@ -185,8 +187,8 @@ func validateVariant(pv config.PackageVariant) error {
 
 // setIfMeaningChanged stores b as file p unless it means the same as what
 // is there, so reformatting alone never shows up as a change.
-func setIfMeaningChanged(t Tree, p string, b []byte) {
-	if old, ok := t[p]; ok && (bytes.Equal(old, b) || sameMeaning(old, b)) {
+func setIfMeaningChanged(t engine.Tree, p string, b []byte) {
+	if old, ok := t[p]; ok && (bytes.Equal(old, b) || engine.SameMeaning(old, b)) {
 		return
 	}
 	t[p] = b
@@ -212,26 +214,26 @@ func writeVariantFile(p string, nodes []*yaml.RNode) ([]byte, error) {
 
 // --- package context ---------------------------------------------------------
 
-func applyPackageContext(t Tree, pc *config.PackageContext) error {
+func applyPackageContext(t engine.Tree, pc *config.PackageContext) error {
 	if pc == nil || (len(pc.Data) == 0 && len(pc.RemoveKeys) == 0) {
 		return nil
 	}
-	b, ok := t[PackageContextFile]
+	b, ok := t[engine.PackageContextFile]
 	if !ok {
 		return fmt.Errorf("%s: not found: spec.packageContext edits the package's %s ConfigMap in %s, which the package does not have (kpt pkg get --for-deployment and Porch's deployment repositories create it)",
-			PackageContextFile, PackageContextConfigMap, PackageContextFile)
+			engine.PackageContextFile, PackageContextConfigMap, engine.PackageContextFile)
 	}
-	nodes, err := readVariantFile(PackageContextFile, b)
+	nodes, err := readVariantFile(engine.PackageContextFile, b)
 	if err != nil {
 		return err
 	}
 	if len(nodes) != 1 || nodes[0].GetKind() != "ConfigMap" || nodes[0].GetName() != PackageContextConfigMap {
-		return fmt.Errorf("%s: must hold exactly one ConfigMap named %s, found %s", PackageContextFile, PackageContextConfigMap, describeObjects(nodes))
+		return fmt.Errorf("%s: must hold exactly one ConfigMap named %s, found %s", engine.PackageContextFile, PackageContextConfigMap, describeObjects(nodes))
 	}
 	cm := nodes[0].YNode()
-	data := mapValue(cm, "data")
+	data := yamlnode.Get(cm, "data")
 	if data == nil || data.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s: ConfigMap %s: data: must be a map (kpt writes data.name)", PackageContextFile, PackageContextConfigMap)
+		return fmt.Errorf("%s: ConfigMap %s: data: must be a map (kpt writes data.name)", engine.PackageContextFile, PackageContextConfigMap)
 	}
 	for _, k := range sortedStringKeys(pc.Data) {
 		ynSetString(data, k, pc.Data[k])
@@ -239,11 +241,11 @@ func applyPackageContext(t Tree, pc *config.PackageContext) error {
 	for _, k := range pc.RemoveKeys {
 		ynDelete(data, k)
 	}
-	edited, err := writeVariantFile(PackageContextFile, nodes)
+	edited, err := writeVariantFile(engine.PackageContextFile, nodes)
 	if err != nil {
 		return err
 	}
-	setIfMeaningChanged(t, PackageContextFile, edited)
+	setIfMeaningChanged(t, engine.PackageContextFile, edited)
 	return nil
 }
 
@@ -287,18 +289,18 @@ func applyVariantPipeline(kf *yaml.Node, pvName string, p *config.Pipeline) erro
 	if p != nil {
 		want["mutators"], want["validators"] = p.Mutators, p.Validators
 	}
-	pipeline := mapValue(kf, "pipeline")
+	pipeline := yamlnode.Get(kf, "pipeline")
 	touched := false
 	for _, field := range []string{"mutators", "validators"} {
 		var list *yaml.Node
 		if pipeline != nil && pipeline.Kind == yaml.MappingNode {
-			list = mapValue(pipeline, field)
+			list = yamlnode.Get(pipeline, field)
 		}
 		var kept []*yaml.Node
 		removed := 0
 		if list != nil && list.Kind == yaml.SequenceNode {
 			for _, item := range list.Content {
-				if n := mapValue(item, "name"); n != nil && isVariantFunc(n.Value, pvName) {
+				if n := yamlnode.Get(item, "name"); n != nil && isVariantFunc(n.Value, pvName) {
 					removed++
 					continue
 				}
