@@ -58,12 +58,12 @@ func (rs *fanOutRuns) current(run *fanOutRun) bool {
 // jobKey names a follower's job for this package: a newer revision's job
 // replaces a waiting older one (both bring the follower to the newest).
 func (run *fanOutRun) jobKey() string {
-	return "fan-out " + repoKey(run.upstream) + " " + run.pkg
+	return "fan-out " + RepoKey(run.upstream) + " " + run.pkg
 }
 
 // reportKey names the progress report on the upstream: one waits at most.
 func (run *fanOutRun) reportKey() string {
-	return "fan-out report " + repoKey(run.upstream) + " " + run.pkg
+	return "fan-out report " + RepoKey(run.upstream) + " " + run.pkg
 }
 
 // record sets a follower's state and reports whether the dashboard is

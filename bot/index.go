@@ -164,7 +164,7 @@ type tagEntry struct {
 
 // listTags is f.ListTags(r) through the cache.
 func (b *Bot) listTags(ctx context.Context, f forge.Forge, r forge.Repo) ([]forge.Tag, error) {
-	k := repoKey(r)
+	k := RepoKey(r)
 	c := &b.tags
 	c.mu.Lock()
 	e, ok := c.entries[k]
@@ -189,7 +189,7 @@ func (b *Bot) listTags(ctx context.Context, f forge.Forge, r forge.Repo) ([]forg
 func (b *Bot) forgetTags(r forge.Repo) {
 	b.tags.mu.Lock()
 	defer b.tags.mu.Unlock()
-	delete(b.tags.entries, repoKey(r))
+	delete(b.tags.entries, RepoKey(r))
 }
 
 // tagAmong finds the first of names among upstream's tags (sha "" when

@@ -22,13 +22,14 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/gitlab"
+	"github.com/kptbot/kptbot/server"
 )
 
 // maxWebhookBody bounds a delivery (GitHub caps payloads at 25 MB).
 const maxWebhookBody = 25 << 20
 
 // httpLimits are the webhook server's timeouts and connection cap.
-var httpLimits = bot.DefaultHTTPLimits
+var httpLimits = server.DefaultHTTPLimits
 
 // app is everything built from a server configuration: the forges, the
 // bot, the webhook parsers and what a resync covers.
@@ -36,7 +37,7 @@ type app struct {
 	cfg     *config.Server
 	forges  map[string]forge.Forge
 	bot     *bot.Bot
-	parsers map[string]bot.WebhookParser
+	parsers map[string]server.WebhookParser
 	// secrets per forge, for replay.
 	secrets map[string][]byte
 	repos   func(ctx context.Context) ([]forge.Repo, error)
@@ -44,7 +45,7 @@ type app struct {
 
 func newApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dryRun bool) (*app, error) {
 	logins := map[string]string{}
-	a := &app{cfg: cfg, forges: map[string]forge.Forge{}, parsers: map[string]bot.WebhookParser{}, secrets: map[string][]byte{}}
+	a := &app{cfg: cfg, forges: map[string]forge.Forge{}, parsers: map[string]server.WebhookParser{}, secrets: map[string][]byte{}}
 	var listers []func(ctx context.Context) ([]forge.Repo, error)
 	if g := cfg.GitHub; g != nil {
 		f, list, err := githubForge(cfg, g, reg)
@@ -240,7 +241,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := bot.NewServer(bot.ServerOptions{Handler: a.bot, Parsers: a.parsers, Repos: a.repos, ResyncInterval: cfg.Resync,
+			srv := server.New(server.Options{Handler: a.bot, Parsers: a.parsers, Repos: a.repos, ResyncInterval: cfg.Resync,
 				Workers: cfg.Workers, QueueSize: cfg.QueueSize, Logger: log, Registry: reg, MaxBody: maxWebhookBody})
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -250,7 +251,7 @@ func newServeCmd() *cobra.Command {
 			}
 			hs := srv.HTTPServer(httpLimits)
 			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(bot.LimitListener(l, httpLimits.MaxConns)) }()
+			go func() { errc <- hs.Serve(server.LimitListener(l, httpLimits.MaxConns)) }()
 			done := make(chan error, 1)
 			go func() { done <- srv.Run(ctx) }()
 			log.Info("kptbot serving", "listen", cfg.Listen, "forges", len(a.forges), "workers", cfg.Workers)

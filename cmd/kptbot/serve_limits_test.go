@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
+	"github.com/kptbot/kptbot/server"
 )
 
 // serveWith runs `kptbot serve` with the given HTTP limits (tests that
 // change them do not run in parallel) and returns its address.
-func serveWith(t *testing.T, lim bot.HTTPLimits) string {
+func serveWith(t *testing.T, lim server.HTTPLimits) string {
 	t.Helper()
 	old := httpLimits
 	httpLimits = lim
@@ -68,7 +68,7 @@ func closedByServer(t *testing.T, c net.Conn, what string) {
 // TestSlowClientsAreCutOff: a client that sends its headers, or its body,
 // a trickle at a time is disconnected by the server (slowloris).
 func TestSlowClientsAreCutOff(t *testing.T) {
-	lim := bot.DefaultHTTPLimits
+	lim := server.DefaultHTTPLimits
 	lim.ReadHeaderTimeout, lim.ReadTimeout = time.Second, 2*time.Second
 	addr := serveWith(t, lim)
 
@@ -100,7 +100,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 // TestOversizedDeliveryRefusedUnread: a delivery declaring more than the
 // cap is answered 413 before the client has sent any of its body.
 func TestOversizedDeliveryRefusedUnread(t *testing.T) {
-	addr := serveWith(t, bot.DefaultHTTPLimits)
+	addr := serveWith(t, server.DefaultHTTPLimits)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestOversizedDeliveryRefusedUnread(t *testing.T) {
 // TestConnectionCap: with the cap reached by idle connections, a new
 // client is not served until one of them goes.
 func TestConnectionCap(t *testing.T) {
-	lim := bot.DefaultHTTPLimits
+	lim := server.DefaultHTTPLimits
 	lim.MaxConns = 2
 	lim.ReadHeaderTimeout, lim.ReadTimeout = time.Hour, time.Hour
 	addr := serveWith(t, lim)

@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
@@ -116,7 +117,7 @@ func TestAttackGitHubPayloadCloneURL(t *testing.T) {
 	client.GitAuth = func(context.Context) (transport.AuthMethod, error) {
 		return &githttp.BasicAuth{Username: "x-access-token", Password: "ghs_installation_token"}, nil
 	}
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {
 		t.Fatal(err)
 	}

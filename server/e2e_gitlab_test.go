@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/gitlab"
 	"github.com/kptbot/kptbot/forge/gitlab/gitlabtest"
@@ -34,7 +35,7 @@ type glWorld struct {
 	srv  *httptest.Server // replica 0's
 	done chan struct{}
 	seq  atomic.Int64
-	bot  *Bot // replica 0's
+	bot  *bot.Bot // replica 0's
 	// replicas are the bot servers in front of the one GitLab, each with
 	// its own adapter, Bot and delivery dedup (scenario 6).
 	replicas []*httptest.Server
@@ -85,12 +86,12 @@ func newGLWorldReplicas(t *testing.T, replicas int) *glWorld {
 	for i := 0; i < replicas; i++ {
 		// The bot's GitHub login stays the default; on GitLab it is the
 		// token's user, whose notes alone hold the bot's state.
-		b, err := New(Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
+		b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
 			Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
+		s := New(Options{Handler: doneHandler{Handler: b, done: w.done}, Workers: 2, QueueSize: 10,
 			Parsers: map[string]WebhookParser{forge.GitLab: func(r *http.Request) (forge.Event, error) {
 				return gitlab.ParseWebhook(r, []byte(glHookSecret), 25<<20)
 			}}})

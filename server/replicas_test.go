@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/ratelimit"
@@ -54,11 +55,11 @@ func TestReplicaProcess(t *testing.T) {
 	}
 	client.GitURL = cfg.Git
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]", Logger: log})
+	b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(ServerOptions{Handler: b, Parsers: map[string]WebhookParser{forge.GitHub: githubParser},
+	s := New(Options{Handler: b, Parsers: map[string]WebhookParser{forge.GitHub: githubParser},
 		Repos: client.ListRepos, ResyncInterval: cfg.Resync, Workers: 4, Logger: log})
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -183,7 +184,7 @@ func TestConvergenceAcrossReplicas(t *testing.T) {
 		for _, r := range downs {
 			cs, err := plain.ListOpenChanges(ctx, r)
 			if err == nil && len(cs) == 1 {
-				if m, ok := ParseMarker(cs[0].Body); ok && m.UpstreamLock == lock {
+				if m, ok := bot.ParseMarker(cs[0].Body); ok && m.UpstreamLock == lock {
 					done++
 				}
 			}
@@ -198,7 +199,7 @@ func TestConvergenceAcrossReplicas(t *testing.T) {
 				for _, r := range downs {
 					cs, _ := plain.ListOpenChanges(ctx, r)
 					for _, c := range cs {
-						if m, _ := ParseMarker(c.Body); m.UpstreamLock != lock {
+						if m, _ := bot.ParseMarker(c.Body); m.UpstreamLock != lock {
 							t.Logf("%s#%d: head %s, marker %+v", r.FullName, c.Number, c.HeadSHA, m)
 						}
 					}

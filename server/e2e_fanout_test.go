@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/gitlab"
@@ -69,7 +70,7 @@ func TestFanOutAcrossForgesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: ghc, forge.GitLab: glc}, Name: "kptbot", Login: "kptbot[bot]",
+	b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: ghc, forge.GitLab: glc}, Name: "kptbot", Login: "kptbot[bot]",
 		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 )
@@ -35,14 +36,14 @@ func (h *recorder) note(s string) {
 	h.mu.Unlock()
 }
 
-func (h *recorder) Handle(_ context.Context, ev forge.Event) (Outcome, error) {
+func (h *recorder) Handle(_ context.Context, ev forge.Event) (bot.Outcome, error) {
 	h.note("event " + ev.Repo.FullName + " " + ev.Comment.Body)
-	return Outcome{}, nil
+	return bot.Outcome{}, nil
 }
 
-func (h *recorder) Reconcile(_ context.Context, r forge.Repo) (Outcome, error) {
+func (h *recorder) Reconcile(_ context.Context, r forge.Repo) (bot.Outcome, error) {
 	h.note("resync " + r.FullName)
-	return Outcome{}, nil
+	return bot.Outcome{}, nil
 }
 
 // startServer runs s behind an HTTP server for the test's duration.
@@ -93,7 +94,7 @@ func TestResyncNeverRefusesWebhooks(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		repos = append(repos, forge.Repo{Forge: forge.GitHub, FullName: fmt.Sprintf("acme/r%d", i)})
 	}
-	s := NewServer(ServerOptions{Handler: h, Workers: 1, QueueSize: 2, ResyncInterval: 5 * time.Millisecond,
+	s := New(Options{Handler: h, Workers: 1, QueueSize: 2, ResyncInterval: 5 * time.Millisecond,
 		Repos:   func(context.Context) ([]forge.Repo, error) { return repos, nil },
 		Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
 	url := startServer(t, s)
@@ -154,12 +155,12 @@ func metricValue(t *testing.T, s *Server, name string) string {
 
 // panicky is the bot with a bug that crashes the first comments.
 type panicky struct {
-	*Bot
+	*bot.Bot
 	left  atomic.Int32
 	calls atomic.Int32
 }
 
-func (p *panicky) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
+func (p *panicky) Handle(ctx context.Context, ev forge.Event) (bot.Outcome, error) {
 	if ev.Kind == forge.EventCommentCreated {
 		p.calls.Add(1)
 		if p.left.Add(-1) >= 0 {
@@ -180,7 +181,7 @@ func TestPanicInWorkIsRecoveredReportedAndRetried(t *testing.T) {
 	n, _ := w.openHumanDraft("dana")
 	h := &panicky{Bot: w.nodes[0].bot}
 	h.left.Store(1)
-	s := NewServer(ServerOptions{Handler: h, Workers: 1, RetryBackoff: 10 * time.Millisecond,
+	s := New(Options{Handler: h, Workers: 1, RetryBackoff: 10 * time.Millisecond,
 		Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
 	url := startServer(t, s)
 	body := w.commentPayload(n, "dana", "/kptbot propose")

@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 )
 
@@ -109,7 +110,7 @@ func (w *ghWorld) untouched(r forge.Repo) {
 // dashboardOf is r's dashboard issue body ("" when it has none).
 func (w *ghWorld) dashboardOf(r forge.Repo) string {
 	w.t.Helper()
-	is, err := w.client().ListIssues(context.Background(), r, DashboardLabel)
+	is, err := w.client().ListIssues(context.Background(), r, bot.DashboardLabel)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -408,7 +409,7 @@ spec:
 	w.pushHook(loot, "refs/heads/main", lootSHA, "mallory")
 	w.pushHook(jewels, "refs/tags/keys/v1", jsha, "alice")
 	w.untouched(loot)
-	is, err := c.ListIssues(ctx, loot, DashboardLabel)
+	is, err := c.ListIssues(ctx, loot, bot.DashboardLabel)
 	if err != nil || len(is) != 1 {
 		t.Fatalf("mallory's dashboard: %+v, %v", is, err)
 	}

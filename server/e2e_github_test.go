@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
@@ -38,7 +39,7 @@ type ghWorld struct {
 type ghNode struct {
 	srv    *httptest.Server
 	done   chan struct{}
-	bot    *Bot
+	bot    *bot.Bot
 	server *Server
 }
 
@@ -48,7 +49,7 @@ type doneHandler struct {
 	done chan struct{}
 }
 
-func (h doneHandler) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
+func (h doneHandler) Handle(ctx context.Context, ev forge.Event) (bot.Outcome, error) {
 	defer func() { h.done <- struct{}{} }()
 	return h.Handler.Handle(ctx, ev)
 }
@@ -68,7 +69,7 @@ func newGHWorld(t *testing.T, replicas int) *ghWorld {
 			t.Fatal(err)
 		}
 		client.GitURL = w.gh.GitURL
-		b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
+		b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,11 +79,11 @@ func newGHWorld(t *testing.T, replicas int) *ghWorld {
 }
 
 // addNode starts a webhook server in front of b.
-func (w *ghWorld) addNode(b *Bot) {
+func (w *ghWorld) addNode(b *bot.Bot) {
 	t := w.t
 	{
 		done := make(chan struct{}, 100)
-		s := NewServer(ServerOptions{Handler: doneHandler{Handler: b, done: done}, Workers: 2, QueueSize: 10,
+		s := New(Options{Handler: doneHandler{Handler: b, done: done}, Workers: 2, QueueSize: 10,
 			Parsers: map[string]WebhookParser{forge.GitHub: func(r *http.Request) (forge.Event, error) {
 				return github.ParseWebhook(r, []byte(hookSecret), 25<<20)
 			}}})

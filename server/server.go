@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,22 +15,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/workqueue"
 )
 
-// Handler is what the server feeds: *Bot, or a test double.
+// Handler is what the server feeds: *bot.Bot, or a test double.
 type Handler interface {
-	Handle(ctx context.Context, ev forge.Event) (Outcome, error)
-	Reconcile(ctx context.Context, repo forge.Repo) (Outcome, error)
+	Handle(ctx context.Context, ev forge.Event) (bot.Outcome, error)
+	Reconcile(ctx context.Context, repo forge.Repo) (bot.Outcome, error)
 }
 
 // WebhookParser verifies and normalizes one delivery (forge/github and
 // forge/gitlab ParseWebhook with the secret bound).
 type WebhookParser func(r *http.Request) (forge.Event, error)
 
-// ServerOptions configures a Server.
-type ServerOptions struct {
+// Options configures a Server.
+type Options struct {
 	Handler Handler
 	// Parsers maps a forge name to its webhook parser; the route is
 	// POST /webhooks/<forge>.
@@ -66,7 +66,7 @@ type ServerOptions struct {
 // never runs concurrently, webhook work goes before resyncs and fan-outs,
 // and only webhook work can fill the queue (503 then).
 type Server struct {
-	opts    ServerOptions
+	opts    Options
 	log     *slog.Logger
 	queue   *workqueue.Queue
 	dedup   *dedup
@@ -88,8 +88,8 @@ type serverMetrics struct {
 	items      *prometheus.CounterVec
 }
 
-// NewServer returns a server; call Run to start its workers.
-func NewServer(opts ServerOptions) *Server {
+// New returns a server; call Run to start its workers.
+func New(opts Options) *Server {
 	if opts.Workers < 1 {
 		opts.Workers = 4
 	}
@@ -207,7 +207,7 @@ func (s *Server) webhook(c *gin.Context) {
 	if ev.Repo.Forge == "" {
 		ev.Repo.Forge = ev.Forge
 	}
-	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(ev.Repo), Priority: workqueue.Interactive, Subject: ev.Repo,
+	coalesced, err := s.queue.Add(workqueue.Work{Key: bot.RepoKey(ev.Repo), Priority: workqueue.Interactive, Subject: ev.Repo,
 		Hint: &workqueue.Hint{Merge: eventMergeKey(ev), Value: ev}})
 	if err != nil {
 		s.dedup.release(key) // the forge may redeliver after a 503
@@ -243,9 +243,6 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// repoKey is a repository's queue key: its work is serialized on it.
-func repoKey(r forge.Repo) string { return r.Forge + "/" + strings.ToLower(r.FullName) }
 
 // eventMergeKey says which waiting events a newer one supersedes: the same
 // kind on the same change or ref (the bot reads current state, so the
@@ -316,7 +313,7 @@ func (s *Server) resync(ctx context.Context) {
 
 // Resync marks one repository for reconciliation (bulk work).
 func (s *Server) Resync(r forge.Repo) {
-	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(r), Priority: workqueue.Bulk, Subject: r, Dirty: true})
+	coalesced, err := s.queue.Add(workqueue.Work{Key: bot.RepoKey(r), Priority: workqueue.Bulk, Subject: r, Dirty: true})
 	if coalesced {
 		s.metrics.coalesced.WithLabelValues(workqueue.Bulk.String()).Inc()
 	}
@@ -327,8 +324,8 @@ func (s *Server) Resync(r forge.Repo) {
 
 // Schedule queues a job in r's own serialization, as bulk work: a job
 // with the same Key already waiting for r is replaced by this one.
-func (s *Server) Schedule(r forge.Repo, j Job) error {
-	coalesced, err := s.queue.Add(workqueue.Work{Key: repoKey(r), Priority: workqueue.Bulk, Subject: r, Hint: &workqueue.Hint{Merge: j.Key, Value: j}})
+func (s *Server) Schedule(r forge.Repo, j bot.Job) error {
+	coalesced, err := s.queue.Add(workqueue.Work{Key: bot.RepoKey(r), Priority: workqueue.Bulk, Subject: r, Hint: &workqueue.Hint{Merge: j.Key, Value: j}})
 	if coalesced {
 		s.metrics.coalesced.WithLabelValues(workqueue.Bulk.String()).Inc()
 	}

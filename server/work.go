@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -7,41 +7,10 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/workqueue"
 )
-
-// Job is work on one repository that something else asked for (a
-// fan-out's update of a follower, the fan-out's progress report on the
-// upstream): it runs inside that repository's serialization.
-type Job struct {
-	// Key names jobs that supersede each other: a job waiting for a
-	// repository is replaced by a newer one with the same Key.
-	Key string
-	Run func(ctx context.Context) error
-}
-
-// Scheduler queues work on a repository in that repository's own
-// serialization. The server provides one to the work it runs; the CLI
-// has none and works inline.
-type Scheduler interface {
-	Schedule(r forge.Repo, j Job) error
-	// Resync marks r for a full reconcile.
-	Resync(r forge.Repo)
-}
-
-type schedulerKey struct{}
-
-// withScheduler makes s the scheduler of the work done with ctx.
-func withScheduler(ctx context.Context, s Scheduler) context.Context {
-	return context.WithValue(ctx, schedulerKey{}, s)
-}
-
-// schedulerFrom is the scheduler the work runs under, nil when inline.
-func schedulerFrom(ctx context.Context) Scheduler {
-	s, _ := ctx.Value(schedulerKey{}).(Scheduler)
-	return s
-}
 
 // failureReporter is a Handler that can tell the people on a change that
 // handling their event failed (the details go to the log only).
@@ -54,7 +23,7 @@ var errPanicked = errors.New("panicked")
 
 func (s *Server) worker(ctx context.Context) {
 	defer s.wg.Done()
-	ctx = withScheduler(ctx, s)
+	ctx = bot.WithScheduler(ctx, s)
 	for {
 		it, err := s.queue.Get(ctx)
 		if err != nil {
@@ -125,7 +94,7 @@ func (s *Server) run(ctx context.Context, v any) (err error) {
 	case forge.Event:
 		kind, repo, delivery = string(v.Kind), v.Repo.FullName, v.DeliveryID
 		_, err = s.opts.Handler.Handle(ctx, v)
-	case Job:
+	case bot.Job:
 		kind = "job"
 		err = v.Run(ctx)
 	case forge.Repo:

@@ -1,4 +1,4 @@
-package bot
+package server
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/workqueue"
 )
@@ -61,7 +62,7 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 			}
 			return rs, err
 		}
-		s := NewServer(ServerOptions{Handler: fl.bot, Workers: benchWorkers(), QueueSize: 1000, ResyncInterval: time.Second, Repos: list,
+		s := New(Options{Handler: fl.bot, Workers: benchWorkers(), QueueSize: 1000, ResyncInterval: time.Second, Repos: list,
 			Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
 		url := startServer(b, s)
 		repos, _ := list(context.Background())
@@ -105,12 +106,12 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 // watchComments is the bot, noting when a comment's handling starts and
 // how many bulk items had been handed out by then.
 type watchComments struct {
-	*Bot
+	*bot.Bot
 	s       *Server
 	started chan int // bulk items still waiting when a comment starts
 }
 
-func (w *watchComments) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
+func (w *watchComments) Handle(ctx context.Context, ev forge.Event) (bot.Outcome, error) {
 	if ev.Kind == forge.EventCommentCreated {
 		w.started <- w.s.queue.Stats().Waiting[workqueue.Bulk]
 	}
@@ -134,7 +135,7 @@ func BenchmarkCommandDuringFanOut(b *testing.B) {
 		app := forge.Repo{Forge: forge.GitHub, FullName: "acme/app", DefaultBranch: "main"}
 		fl.fake.Seed(app, "main", map[string][]byte{"README.md": []byte("app\n")})
 		w := &watchComments{Bot: fl.bot, started: make(chan int, 10)}
-		s := NewServer(ServerOptions{Handler: w, Workers: workers, Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
+		s := New(Options{Handler: w, Workers: workers, Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
 		w.s = s
 		url := startServer(b, s)
 		tag := benchPayload(b, "push/tag-created.ghes.payload.json", map[string]any{
