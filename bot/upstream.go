@@ -342,9 +342,9 @@ func (ff *forgeFetcher) resolve(ctx context.Context, ix indexed, dir, version st
 	return fetch.Resolved{}, fmt.Errorf("%s: no tag %s/%s, tag, branch or commit %q", ix.repo.FullName, dir, version, version)
 }
 
-// latest resolves a variant's revision policy: latest is the highest
+// Latest resolves a variant's revision policy: latest is the highest
 // <pkg>/v<N> tag of the upstream; anything else is used as given.
-func (ff *forgeFetcher) latest(ctx context.Context, up *config.Upstream) (string, error) {
+func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string, error) {
 	if up.Revision != "" && up.Revision != config.DefaultRevision {
 		return up.Revision, nil
 	}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 
-	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
@@ -85,9 +81,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 	}
 	var acts []VariantAction
 	var errs []error
-	names := map[string]bool{}
 	for _, pv := range vs {
-		names[pv.Metadata.Name] = true
 		if only != nil && !only(pv) {
 			continue
 		}
@@ -105,7 +99,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 		acts = append(acts, p.VariantAction)
 	}
 	if only == nil {
-		del, err := b.orphanedVariants(ctx, rc, main.Files, names)
+		del, err := b.removals(ctx, rc, main.Files, vs, open)
 		errs = append(errs, err)
 		acts = append(acts, del...)
 	}
@@ -117,118 +111,42 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 // revision, then the variant's mutations, then rendered.
 func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, main forge.Snapshot, sources []*yaml.RNode) (*plannedVariant, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
-	if pv.Spec.Paused {
-		return &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg, Kind: "skip", Why: "paused"}}, nil
-	}
 	return b.planOnto(ctx, rc, ff, pv, sub(main.Files, rc.pkgDir(pkg)), "", sources)
 }
 
 // planOnto plans a variant from base (the package as it is where the
 // change will land: the default branch, or an update branch a human
-// pushed to); revision overrides the variant's revision policy.
+// pushed to) with the planner; revision overrides the variant's revision
+// policy. The bot adds what its change shows: the diff, the digest, the
+// upstream's log.
 func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, base engine.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
-	p := &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg}, pv: pv, pkgDir: rc.pkgDir(pkg)}
-	rev := revision
-	if rev == "" {
-		var err error
-		if rev, err = ff.latest(ctx, pv.Spec.Upstream); err != nil {
-			return nil, err
-		}
+	p := &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg}, pv: pv, pkgDir: rc.pkgDir(pkg), published: base}
+	in := variant.Input{Variant: pv, Published: base, Sources: sources, ForDeployment: rc.spec.Deployment, Revision: revision}
+	if ix, ok := ff.lookup(pv.Spec.Upstream.Repo); ok && ix.repo.CloneURL != "" {
+		in.UpstreamRepo = ix.repo.CloneURL // recorded in the Kptfile, so kpt can update it too
 	}
-	p.Revision = rev
-	p.published = base
-	if len(p.published) > 0 {
-		if o := annotation(p.published, porch.OwnerAnnotation); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
-			p.Kind = "skip"
-			p.Why = fmt.Sprintf("%s exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", pkg, o)
-			return p, nil
-		}
-	}
-	desired, kind, err := b.desired(ctx, rc, ff, p, rev)
+	plan, err := variant.Make(ctx, ff, in)
 	if err != nil {
 		return nil, err
 	}
-	res, err := variant.Apply(desired, pv, sources)
-	if err != nil {
-		return nil, err
+	p.Kind, p.Why, p.Revision, p.Conflicts = string(plan.Kind), plan.Why, plan.Revision, plan.Conflicts
+	p.files, p.lock, p.task, p.fromRev = plan.Tree, plan.Lock, plan.Task, plan.FromRevision
+	switch plan.Kind {
+	case variant.Skip:
+		return p, nil
+	case variant.Upgrade:
+		// the change's title shows the range
+		up := pv.Spec.Upstream
+		p.Kind = "update"
+		p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, p.Revision)
+		p.log = ff.log(ctx, up, p.fromRev, p.Revision)
+		// the local revision costs a tag listing: asked only for an upgrade
+		p.task.Upgrade.LocalPackageRevisionRef.Name = localRevision(ctx, rc, pkg)
 	}
-	out, err := engine.RenderTree(ctx, res.Tree, engine.RenderOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("rendering the variant: %w", err)
-	}
-	p.files = out.Tree
 	p.digest = digestTree(p.files)
 	p.diff = diffResources(p.published, p.files)
-	if len(p.published) > 0 && p.published.Equal(p.files) {
-		p.Kind, p.Why = "none", fmt.Sprintf("%s is up to date with %s %s", pkg, pv.Spec.Upstream.Package, rev)
-		return p, nil
-	}
-	p.Kind = kind
 	return p, nil
-}
-
-// desired runs the engine on a scratch directory: get for a clone, update
-// (the variant's strategy) for a new upstream revision.
-func (b *Bot) desired(ctx context.Context, rc *repoCtx, ff *forgeFetcher, p *plannedVariant, rev string) (engine.Tree, string, error) {
-	tmp, err := os.MkdirTemp("", "kptbot-variant-")
-	if err != nil {
-		return nil, "", err
-	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, path.Base(p.Package))
-	up := p.pv.Spec.Upstream
-	upRepo := up.Repo
-	if ix, ok := ff.lookup(up.Repo); ok && ix.repo.CloneURL != "" {
-		upRepo = ix.repo.CloneURL // recorded in the Kptfile, so kpt can update it too
-	}
-	kind := "edit"
-	if len(p.published) == 0 {
-		res, err := engine.Get(ctx, ff, dir, engine.GetOptions{Repo: upRepo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: rc.spec.Deployment})
-		if err != nil {
-			return nil, "", err
-		}
-		if len(res.Packages) > 0 {
-			p.lock = res.Packages[0].Resolved.Commit
-			p.task = res.Packages[0].CloneTask()
-		}
-		p.Why = fmt.Sprintf("clone %s/%s %s", up.Repo, strings.Trim(up.Package, "/"), rev)
-		kind = "clone"
-	} else {
-		if err := p.published.Write(dir); err != nil {
-			return nil, "", err
-		}
-		kf, err := engine.DecodeKptfile(engine.KptfileName, p.published[engine.KptfileName])
-		if err != nil {
-			return nil, "", err
-		}
-		p.fromRev = upstreamRef(kf)
-		p.Why = "apply the variant's mutations"
-		if p.fromRev != rev {
-			res, err := engine.Update(ctx, ff, dir, engine.UpdateOptions{Version: rev})
-			if err != nil {
-				return nil, "", err
-			}
-			p.Conflicts = res.Conflicts
-			if len(res.Packages) > 0 {
-				p.lock = res.Packages[0].Resolved.Commit
-			}
-			p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, rev)
-			kind = "update"
-			p.log = ff.log(ctx, up, p.fromRev, rev)
-			p.task = porch.UpgradeTask(upstreamAt(up, p.fromRev), upstreamAt(up, rev), localRevision(ctx, rc, p.Package), porch.PackageMergeStrategy(strategyOf(p.published)))
-		}
-	}
-	files, err := engine.ReadTree(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], porch.OwnerAnnotation, p.pv.Metadata.Name)
-	if err == nil {
-		kf, err = engine.SetKptfileAnnotation(kf, porch.DeletionPolicyAnnotation, p.pv.Spec.DeletionPolicy)
-	}
-	files[engine.KptfileName] = kf
-	return files, kind, err
 }
 
 // applyVariant pushes the desired package to the package's update branch
@@ -455,11 +373,6 @@ func trailerFor(p *plannedVariant) string {
 	return porch.TaskTrailer(p.Package, porch.UpdateWorkspace, "", task)
 }
 
-// upstreamAt names a variant's upstream package at a revision.
-func upstreamAt(up *config.Upstream, rev string) string {
-	return fmt.Sprintf("%s/%s@%s", up.Repo, strings.Trim(up.Package, "/"), rev)
-}
-
 // localRevision names the published revision whose local changes an
 // upgrade carries: pkg's latest tag (pkg itself when it has none or the
 // tags cannot be listed: the trailer records, it never stops an update).
@@ -474,48 +387,79 @@ func localRevision(ctx context.Context, rc *repoCtx, pkg string) string {
 	return pkg
 }
 
-// orphanedVariants applies deletionPolicy to packages owned by variants
-// that no longer exist: delete proposes the deletion, orphan keeps it.
-func (b *Bot) orphanedVariants(ctx context.Context, rc *repoCtx, files map[string][]byte, names map[string]bool) ([]VariantAction, error) {
-	var acts []VariantAction
-	var errs []error
+// removals applies the planner's decisions about revisions whose variant
+// is gone or now targets another package: a published package's deletion
+// is proposed (deletionPolicy delete) or kept (orphan); the bot's open
+// update change for it is closed and its branch deleted (delete) or left
+// (orphan), as Porch deletes a removed variant's drafts and proposals.
+func (b *Bot) removals(ctx context.Context, rc *repoCtx, files map[string][]byte, vs []config.PackageVariant, open []forge.Change) ([]VariantAction, error) {
+	var revs []variant.Revision
 	for _, dir := range rc.packagesIn(files) {
 		t := sub(files, dir)
-		o := annotation(t, porch.OwnerAnnotation)
-		if o == "" || names[o] {
+		revs = append(revs, variant.Revision{Package: rc.pkgName(dir), Name: rc.pkgName(dir), Lifecycle: porch.Published,
+			Owner: variant.Owner(t), DeletionPolicy: variant.DeletionPolicy(t)})
+	}
+	declared := map[string]bool{}
+	for _, pv := range vs {
+		declared[pv.Metadata.Name] = true
+	}
+	changes := map[string]forge.Change{}
+	for _, c := range open {
+		m, ok := ParseMarker(c.Body)
+		if !ok || m.Variant == "" || !isSelf(c.Author, b.login(rc.repo.Forge)) {
 			continue
 		}
-		pkg := rc.pkgName(dir)
-		a := VariantAction{Repo: rc.repo.FullName, Variant: o, Package: pkg}
-		if annotation(t, porch.DeletionPolicyAnnotation) == "orphan" {
-			a.Kind, a.Why = "none", fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s", o, pkg)
-		} else {
-			a.Kind, a.Why = "delete", fmt.Sprintf("variant %s no longer exists; deletionPolicy delete", o)
-			msg, err := b.proposeDeletion(ctx, rc, pkg)
+		r := variant.Revision{Package: m.Package, Name: fmt.Sprintf("#%d", c.Number), Lifecycle: porch.Proposed, Owner: m.Variant}
+		if !declared[m.Variant] {
+			// the variant is gone: its policy is remembered on the package
+			snap, err := rc.f.ReadTree(ctx, rc.repo, c.HeadSHA, rc.pkgDir(m.Package))
+			if err != nil {
+				return nil, err
+			}
+			r.DeletionPolicy = variant.DeletionPolicy(snap.Files)
+		}
+		changes[r.Name] = c
+		revs = append(revs, r)
+	}
+	var acts []VariantAction
+	var errs []error
+	for _, d := range variant.Decide(vs, revs) {
+		a := VariantAction{Repo: rc.repo.FullName, Variant: d.Owner, Package: d.Package, Why: d.Why}
+		switch {
+		case d.Kind == variant.Orphan:
+			a.Kind = "none"
+			a.Why += " keeps " + d.Name
+		case d.Kind != variant.Delete:
+			continue
+		case d.Lifecycle == porch.Published:
+			a.Kind = "delete"
+			msg, err := b.proposeDeletion(ctx, rc, d.Package)
 			errs = append(errs, err)
 			a.Why += ": " + msg
+		default:
+			c := changes[d.Name]
+			a.Kind, a.Change = "delete", c.Number
+			a.Why += ": closing " + d.Name
+			errs = append(errs, b.dropUpdateChange(ctx, rc, c))
 		}
 		acts = append(acts, a)
 	}
 	return acts, errors.Join(errs...)
 }
 
-func annotation(files engine.Tree, key string) string {
-	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
-	if err != nil {
-		return ""
+// dropUpdateChange closes the bot's update change c and deletes its
+// branch (only if it is still where the change says).
+func (b *Bot) dropUpdateChange(ctx context.Context, rc *repoCtx, c forge.Change) error {
+	if b.opts.DryRun {
+		return nil
 	}
-	return kf.Annotations[key]
-}
-
-// upstreamRef is the upstream ref (git ref, OCI tag, archive version) a
-// package's Kptfile records.
-func upstreamRef(kf *kptfilev1.KptFile) string {
-	o, err := engine.UpstreamOf(kf)
-	if err != nil || o == nil {
-		return ""
+	if err := rc.f.CloseChange(ctx, rc.repo, c.Number); err != nil {
+		return fmt.Errorf("closing #%d: %w", c.Number, err)
 	}
-	return o.Ref
+	if err := rc.f.DeleteBranch(ctx, rc.repo, c.HeadRef, c.HeadSHA); err != nil && !errors.Is(err, forge.ErrNotFound) {
+		return fmt.Errorf("deleting branch %s of #%d: %w", c.HeadRef, c.Number, err)
+	}
+	return nil
 }
 
 func firstLine(s string) string {

@@ -9,10 +9,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
@@ -38,7 +34,8 @@ const (
 type Action struct {
 	Variant string `json:"variant"`
 	Package string `json:"package"`
-	// Kind is create-draft, update-draft, propose-delete, none or skip.
+	// Kind is create-draft, update-draft, delete-draft, propose-delete,
+	// none or skip.
 	Kind string `json:"kind"`
 	// Why says what led to it.
 	Why string `json:"why"`
@@ -47,11 +44,17 @@ type Action struct {
 	// Blocking lists required injections without a source: the draft is
 	// written but must not be proposed.
 	Blocking []string `json:"blocking,omitempty"`
+	// Conflicts are the fields where the package's local edits and the
+	// new upstream both changed and upstream won; they are in the draft's
+	// commit message too.
+	Conflicts []engine.Conflict `json:"conflicts,omitempty"`
 
 	files engine.Tree
 	// task is the Porch task the draft's commit records: clone for a new
 	// package, upgrade for a new upstream revision, edit for mutations.
 	task porch.Task
+	// revision is the published revision a propose-delete proposes.
+	revision int
 }
 
 // Options configures Run.
@@ -76,7 +79,7 @@ func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options)
 			return nil, err
 		}
 	}
-	r := &reconciler{store: store, branch: branch, fetcher: src.Git, upstreams: src}
+	r := &reconciler{store: store, branch: branch, upstreams: resolver{src}}
 	if err := r.load(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -84,17 +87,21 @@ func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	revs, err := r.revisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	decisions := variant.Decide(variants, revs)
 	var plan []Action
-	names := map[string]bool{}
 	for _, pv := range variants {
-		names[pv.Metadata.Name] = true
-		a, err := r.plan(ctx, pv)
+		draft, _ := variant.DraftOf(decisions, pv.Metadata.Name)
+		a, err := r.plan(ctx, pv, draft)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", pv.Metadata.Name, err)
 		}
 		plan = append(plan, a)
 	}
-	plan = append(plan, r.orphans(names)...)
+	plan = append(plan, r.removals(decisions)...)
 	if opts.DryRun {
 		return plan, nil
 	}
@@ -107,11 +114,9 @@ func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options)
 }
 
 type reconciler struct {
-	store   *gitrepo.Store
-	branch  string
-	fetcher *fetch.Client
-	// upstreams fetches from git, OCI and HTTP archives.
-	upstreams *sources.Client
+	store     *gitrepo.Store
+	branch    string
+	upstreams resolver
 	cfg       *config.File
 	tip       string // registered branch commit
 	refs      []fetch.GitRef
@@ -193,6 +198,32 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// revisions are the drafts, proposals and latest published revisions of
+// every package, with the owner and deletionPolicy their Kptfiles name,
+// for the planner's decisions.
+func (r *reconciler) revisions(ctx context.Context) ([]variant.Revision, error) {
+	var out []variant.Revision
+	for pkg, d := range r.packages {
+		if d.latest > 0 {
+			files, err := r.files(ctx, d.latestCommit, pkg)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, variant.Revision{Package: pkg, Name: porch.Tag(pkg, d.latest), Lifecycle: porch.Published,
+				Owner: variant.Owner(files), DeletionPolicy: variant.DeletionPolicy(files)})
+		}
+		for _, dr := range d.drafts {
+			files, err := r.files(ctx, dr.Commit, pkg)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, variant.Revision{Package: pkg, Name: dr.Workspace, Lifecycle: dr.Lifecycle,
+				Owner: variant.Owner(files), DeletionPolicy: variant.DeletionPolicy(files)})
+		}
+	}
+	return out, nil
+}
+
 // variants are the repository's PackageVariants plus those its
 // PackageVariantSets generate for this repository (a set's targets name
 // the repository by its Repository metadata.name, or select it by its
@@ -219,218 +250,83 @@ func (r *reconciler) variants() ([]config.PackageVariant, error) {
 	return out, nil
 }
 
-// upstreamRevision resolves a variant's upstream revision: latest is the
-// highest <package>/v<N> tag of a git upstream, the highest version tag of
-// an OCI package, the highest of the versions to try that exists for an
-// archive URL template (a fixed archive URL has no revisions: ""); anything
-// else is used as given.
-func (r *reconciler) upstreamRevision(ctx context.Context, up *config.Upstream) (string, error) {
-	if up.Revision != "" && up.Revision != config.DefaultRevision {
-		return up.Revision, nil
-	}
-	switch locator.Store(up.Repo) {
-	case locator.OCI:
-		return r.upstreams.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), nil)
-	case locator.HTTP:
-		if !locator.IsTemplate(up.Repo) {
-			return "", nil
-		}
-		return r.upstreams.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), up.Versions)
-	}
-	repo, err := r.fetcher.Repo(ctx, up.Repo)
-	if err != nil {
-		return "", err
-	}
-	refs, err := repo.Refs()
-	if err != nil {
-		return "", err
-	}
-	best, i := porch.LatestOf(strings.Trim(up.Package, "/"), refs, func(r fetch.GitRef) string { return r.Name })
-	if i < 0 {
-		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, up.Package, up.Package)
-	}
-	return porch.RevisionName(best), nil
-}
-
 func (r *reconciler) files(ctx context.Context, commit, pkg string) (engine.Tree, error) {
 	f, err := r.store.Repo().Tree(ctx, commit, "/"+pkg)
 	return engine.Tree(f), err
 }
 
-func owner(files engine.Tree) string { return annotationOf(files, OwnerAnnotation) }
-
-func annotationOf(files engine.Tree, key string) string {
-	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
-	if err != nil {
-		return ""
-	}
-	return kf.Annotations[key]
-}
-
-// plan decides what one variant needs.
-func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant) (Action, error) {
+// plan decides what one variant needs: the planner's plan against the
+// latest published revision, applied to the variant's draft (its own, or
+// one adopted) or a new one.
+func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant, draft variant.Decision) (Action, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
 	a := Action{Variant: pv.Metadata.Name, Package: pkg}
-	if pv.Spec.Paused {
-		a.Kind, a.Why = "skip", "paused"
-		return a, nil
-	}
-	rev, err := r.upstreamRevision(ctx, pv.Spec.Upstream)
-	if err != nil {
-		return a, err
-	}
+	in := variant.Input{Variant: pv, Sources: r.sources, ForDeployment: r.cfg.Repository.Spec.Deployment}
 	d := r.packages[pkg]
 	if d == nil {
 		d = &downstream{}
 	}
-	var published engine.Tree
 	if d.latest > 0 {
-		if published, err = r.files(ctx, d.latestCommit, pkg); err != nil {
+		var err error
+		if in.Published, err = r.files(ctx, d.latestCommit, pkg); err != nil {
 			return a, err
 		}
-		if o := owner(published); o != pv.Metadata.Name && pv.Spec.AdoptionPolicy != "adoptExisting" {
-			a.Kind = "skip"
-			a.Why = fmt.Sprintf("%s exists and is not owned by this variant (owner %q); adoptionPolicy is adoptNone", porch.Tag(pkg, d.latest), o)
-			return a, nil
-		}
+		in.LocalRevision = porch.Tag(pkg, d.latest)
 	}
-	desired, why, task, err := r.desired(ctx, pv, pkg, rev, published, porch.Tag(pkg, d.latest))
+	p, err := variant.Make(ctx, r.upstreams, in)
 	if err != nil {
 		return a, err
 	}
-	a.task = task
-	res, err := variant.Apply(desired, pv, r.sources)
-	if err != nil {
-		return a, err
-	}
-	a.Blocking = res.Blocking
-	out, err := engine.RenderTree(ctx, res.Tree, engine.RenderOptions{})
-	if err != nil {
-		return a, fmt.Errorf("rendering the variant: %w", err)
-	}
-	a.files = out.Tree
-	if published != nil && published.Equal(a.files) {
-		a.Kind, a.Why = "none", fmt.Sprintf("%s is up to date with %s@%s", porch.Tag(pkg, d.latest), pv.Spec.Upstream.Package, rev)
+	a.Why, a.Blocking, a.Conflicts, a.files, a.task = p.Why, p.Blocking, p.Conflicts, p.Tree, p.Task
+	switch {
+	case p.Kind == variant.Skip:
+		a.Kind = "skip"
+		return a, nil
+	case p.Kind == variant.None && draft.Name == "":
+		a.Kind = "none"
+		return a, nil
+	case draft.Name == "":
+		a.Kind = "create-draft"
+		a.Workspace = r.workspace(pv.Metadata.Name, p.Revision, pkg)
 		return a, nil
 	}
 	// One open draft per variant: update it rather than opening another.
-	for _, dr := range d.drafts {
-		files, err := r.files(ctx, dr.Commit, pkg)
+	a.Workspace = draft.Name
+	files, err := r.files(ctx, r.draftCommit(pkg, draft.Name), pkg)
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case files.Equal(a.files):
+		a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, draft.Name)
+	case draft.Lifecycle == porch.Proposed:
+		a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, draft.Name, p.Why)
+	case draft.Adopted:
+		a.Kind, a.Why = "update-draft", fmt.Sprintf("%s: %s", draft.Why, p.Why)
+	default:
+		edited, err := r.editedByOthers(r.draftCommit(pkg, draft.Name))
 		if err != nil {
 			return a, err
 		}
-		if owner(files) != pv.Metadata.Name {
-			continue
+		if edited != "" {
+			a.Kind, a.Why = "skip", fmt.Sprintf("draft %s/%s has commits by %s: left alone; delete the draft (kptbot rpkg del) to let the variant recreate it", pkg, draft.Name, edited)
+		} else {
+			a.Kind = "update-draft"
 		}
-		a.Workspace = dr.Workspace
-		switch {
-		case files.Equal(a.files):
-			a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, dr.Workspace)
-		case dr.Lifecycle == porch.Proposed:
-			a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, dr.Workspace, why)
-		default:
-			edited, err := r.editedByOthers(dr.Commit)
-			if err != nil {
-				return a, err
-			}
-			if edited != "" {
-				a.Kind, a.Why = "skip", fmt.Sprintf("draft %s/%s has commits by %s: left alone; delete the draft (kptbot rpkg del) to let the variant recreate it", pkg, dr.Workspace, edited)
-			} else {
-				a.Kind, a.Why = "update-draft", why
-			}
-		}
-		return a, nil
 	}
-	a.Kind, a.Why = "create-draft", why
-	a.Workspace = r.workspace(pv.Metadata.Name, rev, pkg)
 	return a, nil
 }
 
-// desired is the package before the variant's mutations: the upstream
-// cloned (first time) or the published package (revision local) merged
-// with the upstream revision (3-way, local edits kept); task is what Porch
-// records for it.
-func (r *reconciler) desired(ctx context.Context, pv config.PackageVariant, pkg, rev string, published engine.Tree, local string) (_ engine.Tree, why string, task porch.Task, _ error) {
-	tmp, err := os.MkdirTemp("", "kptbot-reconcile-")
-	if err != nil {
-		return nil, "", task, err
-	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, path.Base(pkg))
-	up := pv.Spec.Upstream
-	if published == nil {
-		res, err := engine.Get(ctx, r.upstreams, dir, engine.GetOptions{Repo: up.Repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: rev, ForDeployment: r.cfg.Repository.Spec.Deployment})
-		if err != nil {
-			return nil, "", task, err
+// draftCommit is the tip of pkg's draft or proposal in workspace ws.
+func (r *reconciler) draftCommit(pkg, ws string) string {
+	if d := r.packages[pkg]; d != nil {
+		for _, dr := range d.drafts {
+			if dr.Workspace == ws {
+				return dr.Commit
+			}
 		}
-		files, err := engine.ReadTree(dir)
-		if err != nil {
-			return nil, "", task, err
-		}
-		task = porch.VariantEditTask(pv.Metadata.Name)
-		if len(res.Packages) > 0 {
-			task = res.Packages[0].CloneTask()
-		}
-		err = markOwned(files, pv)
-		return files, fmt.Sprintf("clone %s", upstreamName(up, rev)), task, err
 	}
-	if err := published.Write(dir); err != nil {
-		return nil, "", task, err
-	}
-	why, task = "apply the variant's mutations", porch.VariantEditTask(pv.Metadata.Name)
-	kf, err := engine.DecodeKptfile(engine.KptfileName, published[engine.KptfileName])
-	if err != nil {
-		return nil, "", task, err
-	}
-	cur, err := engine.UpstreamOf(kf)
-	if err != nil {
-		return nil, "", task, fmt.Errorf("published %s/Kptfile: %w", pkg, err)
-	}
-	// A git ref names fixed content here (a Porch tag); an OCI tag or an
-	// archive URL can be re-pointed, so those are always merged: the lock
-	// digest changes only if the content did, and equal content plans
-	// nothing.
-	if cur == nil || cur.Ref != rev || cur.Store != locator.Git {
-		if _, err := engine.Update(ctx, r.upstreams, dir, engine.UpdateOptions{Version: rev}); err != nil {
-			return nil, "", task, err
-		}
-		why = fmt.Sprintf("upgrade to %s", upstreamName(up, rev))
-		old := ""
-		if cur != nil {
-			old = cur.String()
-		}
-		strategy := porch.ResourceMerge
-		if kf.Upstream != nil && kf.Upstream.UpdateStrategy != "" {
-			strategy = porch.PackageMergeStrategy(kf.Upstream.UpdateStrategy)
-		}
-		task = porch.UpgradeTask(old, upstreamName(up, rev), local, strategy)
-	}
-	files, err := engine.ReadTree(dir)
-	if err != nil {
-		return nil, "", task, err
-	}
-	return files, why, task, markOwned(files, pv)
-}
-
-// upstreamName names a variant's upstream at rev in its store's syntax.
-func upstreamName(up *config.Upstream, rev string) string {
-	if locator.Store(up.Repo) == locator.Git {
-		return fmt.Sprintf("%s/%s@%s", up.Repo, up.Package, rev)
-	}
-	return locator.WithVersion(locator.ResourceID(up.Repo, "/"+strings.Trim(up.Package, "/")), rev)
-}
-
-// markOwned records the owning variant and its deletionPolicy.
-func markOwned(files engine.Tree, pv config.PackageVariant) error {
-	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], OwnerAnnotation, pv.Metadata.Name)
-	if err != nil {
-		return err
-	}
-	if kf, err = engine.SetKptfileAnnotation(kf, DeletionPolicyAnnotation, pv.Spec.DeletionPolicy); err != nil {
-		return err
-	}
-	files[engine.KptfileName] = kf
-	return nil
+	return ""
 }
 
 // editedByOthers names the author of any commit on a draft, since it
@@ -520,38 +416,27 @@ func (r *reconciler) workspaceInHistory(pkg, ws string) bool {
 	return false
 }
 
-// orphans plans deletionPolicy for packages owned by variants that no
-// longer exist.
-func (r *reconciler) orphans(names map[string]bool) []Action {
+// removals turns the planner's delete and orphan decisions into actions:
+// drafts and proposals are deleted, a published package's deletion is
+// proposed (a person still approves it), an orphan is left alone.
+func (r *reconciler) removals(ds []variant.Decision) []Action {
 	var out []Action
-	pkgs := make([]string, 0, len(r.packages))
-	for p := range r.packages {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
-	for _, pkg := range pkgs {
-		d := r.packages[pkg]
-		if d.latest == 0 {
+	for _, d := range ds {
+		a := Action{Variant: d.Owner, Package: d.Package, Why: d.Why}
+		switch {
+		case d.Kind == variant.Orphan:
+			a.Kind = "none"
+			a.Why += ": keeps " + d.Package + " " + d.Name
+		case d.Kind != variant.Delete:
 			continue
+		case d.Lifecycle == porch.Published:
+			a.Kind, a.revision = "propose-delete", r.packages[d.Package].latest
+			a.Why += ": proposing deletion of " + d.Name
+		default:
+			a.Kind, a.Workspace = "delete-draft", d.Name
+			a.Why += fmt.Sprintf(": deleting %s %s/%s", strings.ToLower(string(d.Lifecycle)), d.Package, d.Name)
 		}
-		files, err := r.files(context.Background(), d.latestCommit, pkg)
-		if err != nil {
-			continue
-		}
-		o := owner(files)
-		if o == "" || names[o] {
-			continue
-		}
-		// The variant is gone: its deletionPolicy, remembered on the
-		// package, decides. delete proposes the deletion (a person still
-		// approves it); orphan leaves the package alone.
-		if annotationOf(files, DeletionPolicyAnnotation) == "orphan" {
-			out = append(out, Action{Variant: o, Package: pkg, Kind: "none",
-				Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy orphan keeps %s", o, porch.Tag(pkg, d.latest))})
-			continue
-		}
-		out = append(out, Action{Variant: o, Package: pkg, Kind: "propose-delete",
-			Why: fmt.Sprintf("variant %s no longer exists; deletionPolicy delete: proposing deletion of %s", o, porch.Tag(pkg, d.latest))})
+		out = append(out, a)
 	}
 	return out
 }
@@ -565,12 +450,10 @@ func (r *reconciler) apply(ctx context.Context, a *Action) error {
 	case "update-draft":
 		_, err := r.store.UpdateDraft(ctx, a.Package, a.Workspace, a.files, task)
 		return err
+	case "delete-draft":
+		return r.store.DeleteDraft(ctx, a.Package, a.Workspace)
 	case "propose-delete":
-		d := r.packages[a.Package]
-		if d == nil || d.latest == 0 {
-			return nil
-		}
-		err := r.store.ProposeDelete(ctx, a.Package, d.latest)
+		err := r.store.ProposeDelete(ctx, a.Package, a.revision)
 		if err != nil && strings.Contains(err.Error(), "already exists") {
 			return nil // already proposed: idempotent
 		}

@@ -1,0 +1,52 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/fetch/locator"
+	"github.com/kptbot/kptbot/fetch/sources"
+	"github.com/kptbot/kptbot/porch"
+)
+
+// resolver is the planner's upstream resolver on plain git: upstreams are
+// fetched directly (git, OCI registries, HTTP archives).
+type resolver struct {
+	*sources.Client
+}
+
+// Latest resolves a variant's upstream revision: latest is the highest
+// <package>/v<N> tag of a git upstream, the highest version tag of an OCI
+// package, the highest of the versions to try that exists for an archive
+// URL template (a fixed archive URL has no revisions: ""); anything else
+// is used as given.
+func (r resolver) Latest(ctx context.Context, up *config.Upstream) (string, error) {
+	if up.Revision != "" && up.Revision != config.DefaultRevision {
+		return up.Revision, nil
+	}
+	switch locator.Store(up.Repo) {
+	case locator.OCI:
+		return r.Client.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), nil)
+	case locator.HTTP:
+		if !locator.IsTemplate(up.Repo) {
+			return "", nil
+		}
+		return r.Client.Latest(ctx, up.Repo, "/"+strings.Trim(up.Package, "/"), up.Versions)
+	}
+	repo, err := r.Git.Repo(ctx, up.Repo)
+	if err != nil {
+		return "", err
+	}
+	refs, err := repo.Refs()
+	if err != nil {
+		return "", err
+	}
+	best, i := porch.LatestOf(strings.Trim(up.Package, "/"), refs, func(r fetch.GitRef) string { return r.Name })
+	if i < 0 {
+		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, up.Package, up.Package)
+	}
+	return porch.RevisionName(best), nil
+}
