@@ -7,10 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kptbot/kptbot/action"
-	"github.com/kptbot/kptbot/bot"
-	"github.com/kptbot/kptbot/forge"
-	"github.com/kptbot/kptbot/forge/github"
-	"github.com/kptbot/kptbot/forge/gitlab"
+	"github.com/kptbot/kptbot/server"
 )
 
 // envFanOut set to dispatch is the older spelling of the fan-out input
@@ -33,38 +30,9 @@ func newActionCmd() *cobra.Command {
 	}
 }
 
-// actionBot builds the bot for one CI run from the detected setup.
+// actionBot is server.NewActionBot, with the older KPTBOT_FANOUT spelling
+// of the fan-out input honoured.
 func actionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
-	opts := bot.Options{Name: "kptbot", Logger: s.Logger, DryRun: s.DryRun, ConfigPath: s.Config, Logins: map[string]string{},
-		FanOutByDispatch: s.FanOutDispatch || os.Getenv(envFanOut) == action.FanOutDispatch}
-	switch s.Forge {
-	case forge.GitHub:
-		c, err := github.NewTokenClient(s.Token, s.APIURL)
-		if err != nil {
-			return nil, err
-		}
-		// Clone URLs come from the event; repositories named in
-		// kptbot.yaml are cloned from the server's root.
-		c.GitURL = s.ServerURL + "/"
-		opts.Forges = map[string]forge.Forge{forge.GitHub: c}
-		// The bot trusts only its own comments, so it must know its
-		// account: GITHUB_TOKEN's, unless the bot-login input names the
-		// App's (<app-slug>[bot]).
-		opts.Login = "github-actions[bot]"
-		if s.BotLogin != "" {
-			opts.Login = s.BotLogin
-		}
-	case forge.GitLab:
-		c, err := gitlab.NewClient(nil, s.APIURL, s.Token)
-		if err != nil {
-			return nil, err
-		}
-		self, err := c.Self(ctx)
-		if err != nil {
-			return nil, err
-		}
-		opts.Forges = map[string]forge.Forge{forge.GitLab: c}
-		opts.Logins[forge.GitLab] = self.Login
-	}
-	return bot.New(opts)
+	s.FanOutDispatch = s.FanOutDispatch || os.Getenv(envFanOut) == action.FanOutDispatch
+	return server.NewActionBot(ctx, s)
 }

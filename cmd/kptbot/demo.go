@@ -11,6 +11,7 @@ import (
 	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/forgetest"
+	"github.com/kptbot/kptbot/server"
 )
 
 // The bot demo runs the real bot on an in-memory forge: the same
@@ -159,7 +160,7 @@ func runDemo(ctx context.Context, w io.Writer) error {
 	for _, u := range []string{"alice", "bob"} {
 		fake.Perms[up.FullName+":"+u] = forge.PermissionWrite
 	}
-	b, err := bot.New(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: fake.BotLogin})
+	b, err := server.NewDemoBot(fake, fake.BotLogin)
 	if err != nil {
 		return err
 	}

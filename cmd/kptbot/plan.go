@@ -13,6 +13,7 @@ import (
 	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/server"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -26,11 +27,11 @@ func newPlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := newApp(cmd.Context(), cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), true)
+			a, err := server.NewApp(cmd.Context(), cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), true)
 			if err != nil {
 				return err
 			}
-			repos, err := a.bot.Repos(cmd.Context())
+			repos, err := a.Bot.Repos(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -49,7 +50,7 @@ func newPlanCmd() *cobra.Command {
 			var all []bot.VariantAction
 			var errs []error
 			for _, r := range repos {
-				acts, _, err := a.bot.Plan(cmd.Context(), r)
+				acts, _, err := a.Bot.Plan(cmd.Context(), r)
 				all = append(all, acts...)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", r.FullName, err))

@@ -106,7 +106,7 @@ func TestOversizedDeliveryRefusedUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: kptbot\r\nX-GitHub-Event: push\r\nX-Hub-Signature-256: sha256=00\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", maxWebhookBody+1)
+	fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: kptbot\r\nX-GitHub-Event: push\r\nX-Hub-Signature-256: sha256=00\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", server.MaxWebhookBody+1)
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
