@@ -1,0 +1,89 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge"
+)
+
+// pushConfig replaces r's kptbot.yaml on main and delivers the push.
+func (fl *fleet) pushConfig(r forge.Repo, cfg string) {
+	fl.t.Helper()
+	main, err := fl.fake.ReadTree(fl.ctx, r, "main", "")
+	if err != nil {
+		fl.t.Fatal(err)
+	}
+	if _, err := fl.fake.PushFiles(fl.ctx, r, "main", main.Commit, main.Commit, map[string][]byte{"kptbot.yaml": []byte(cfg)}, "change kptbot.yaml"); err != nil {
+		fl.t.Fatal(err)
+	}
+	if _, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: forge.EventBranchPushed, Repo: r, Ref: "refs/heads/main", Sender: forge.User{Login: "alice"}}); err != nil {
+		fl.t.Fatal(err)
+	}
+}
+
+func branchNamed(t *testing.T, fl *fleet, r forge.Repo, name string) bool {
+	t.Helper()
+	brs, err := fl.fake.ListBranches(fl.ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range brs {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A variant removed from kptbot.yaml while its clone change is still open
+// (never published): the bot closes that change and deletes its branch, as
+// Porch deletes a removed variant's drafts and proposals.
+func TestRemovedVariantClosesItsOpenChange(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 1)
+	r := downstream(1)
+	fl.tagEvent(1)
+	c := fl.openUpdates(r)[0]
+	fl.pushConfig(r, "apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: site-1\n")
+	if cs := fl.openUpdates(r); len(cs) != 0 {
+		t.Fatalf("open update changes after removing the variant = %+v, want none", cs)
+	}
+	if branchNamed(t, fl, r, c.HeadRef) {
+		t.Errorf("branch %s of the closed change is still there", c.HeadRef)
+	}
+}
+
+// The same with deletionPolicy orphan: the change stays open.
+func TestRemovedOrphanVariantKeepsItsOpenChange(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 1)
+	r := downstream(1)
+	pv := "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns-1\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n  deletionPolicy: orphan\n"
+	fl.pushConfig(r, pv)
+	if n := len(fl.openUpdates(r)); n != 1 {
+		t.Fatalf("%d update changes, want the clone", n)
+	}
+	fl.pushConfig(r, "apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata:\n  name: site-1\n")
+	if n := len(fl.openUpdates(r)); n != 1 {
+		t.Errorf("%d update changes after removing an orphan-policy variant, want its change kept", n)
+	}
+}
+
+// A variant whose downstream package changes: its open change for the old
+// package is closed, a change for the new one opened.
+func TestMovedVariantClosesTheOldPackagesChange(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 1)
+	r := downstream(1)
+	fl.tagEvent(1)
+	old := fl.openUpdates(r)[0]
+	fl.pushConfig(r, "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns-1\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns2}\n")
+	cs := fl.openUpdates(r)
+	if len(cs) != 1 || cs[0].Number == old.Number || !strings.Contains(cs[0].Title, "team-ns2") {
+		t.Fatalf("update changes after moving the variant = %+v, want one for team-ns2", cs)
+	}
+	if branchNamed(t, fl, r, old.HeadRef) {
+		t.Errorf("branch %s of the old package's change is still there", old.HeadRef)
+	}
+}

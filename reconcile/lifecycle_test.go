@@ -1,0 +1,135 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/internal/gitfixture"
+)
+
+// setConfig commits kptbot.yaml (UPSTREAM replaced by up) to bare's main.
+func setConfig(t *testing.T, bare, up, cfg, msg string) {
+	t.Helper()
+	wt := gitfixture.WorkTree(t, bare)
+	gitfixture.WriteFiles(t, wt, map[string]string{"kptbot.yaml": strings.ReplaceAll(cfg, "UPSTREAM", up)})
+	gitfixture.CommitAndTag(t, wt, msg, "")
+}
+
+func branches(t *testing.T, bare, prefix string) string {
+	t.Helper()
+	return gitfixture.Git(t, bare, "for-each-ref", "--format=%(refname)", "refs/heads/"+prefix)
+}
+
+// As Porch's controller (deleteOrOrphan on every revision the removed
+// PackageVariant owned): its draft and its proposal are deleted, not
+// only its published package handled; with deletionPolicy orphan they
+// stay.
+func TestReconcileRemovedVariantDeletesDraftsAndProposals(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	second := strings.NewReplacer("name: team-a}", "name: team-b}", "package: team-a}", "package: team-b}", "team: a", "team: b", "namespace: team-a", "namespace: team-b").Replace(strings.SplitN(kptbotYAML, "---", 2)[1])
+	for _, policy := range []string{"delete", "orphan"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			withPolicy := func(cfg string) string {
+				return strings.Replace(cfg, "  labels:", "  deletionPolicy: "+policy+"\n  labels:", 1)
+			}
+			cfg := withPolicy(kptbotYAML) + "---" + withPolicy(second)
+			bare := downstreamRepo(t, up, cfg)
+			plan := run(t, bare, false)
+			if kinds(plan) != "create-draft,create-draft" {
+				t.Fatalf("plan = %+v", plan)
+			}
+			wsA, wsB := plan[0].Workspace, plan[1].Workspace
+			// team-b's draft is proposed; team-a's stays a draft.
+			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Propose(context.Background(), "team-b", wsB); err != nil {
+				t.Fatal(err)
+			}
+			// Both variants leave kptbot.yaml.
+			setConfig(t, bare, up, strings.SplitN(cfg, "---", 2)[0], "drop the variants")
+			plan = run(t, bare, false)
+			want := map[string]string{"delete": "delete-draft,delete-draft", "orphan": "none,none"}[policy]
+			if kinds(plan) != want {
+				t.Fatalf("plan = %+v, want %s", plan, want)
+			}
+			left := branches(t, bare, "drafts") + branches(t, bare, "proposed")
+			if policy == "delete" && left != "" {
+				t.Errorf("drafts and proposals left after the variants were removed: %q", left)
+			}
+			if policy == "orphan" && left != "refs/heads/drafts/team-a/"+wsA+"refs/heads/proposed/team-b/"+wsB {
+				t.Errorf("orphaned drafts and proposals: %q", left)
+			}
+			if !strings.Contains(plan[0].Why, "variant team-a no longer exists; deletionPolicy "+policy) {
+				t.Errorf("why = %q", plan[0].Why)
+			}
+		})
+	}
+}
+
+// A variant whose downstream package changes: its draft of the old
+// package is deleted (Porch: an owned revision that no longer matches the
+// downstream is deleted or orphaned) and a draft of the new one opened.
+func TestReconcileMovedVariantDeletesOldDraft(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	bare := downstreamRepo(t, up, kptbotYAML)
+	first := run(t, bare, false)
+	setConfig(t, bare, up, strings.Replace(kptbotYAML, "downstream: {package: team-a}", "downstream: {package: team-a2}", 1), "move the variant")
+	plan := run(t, bare, false)
+	if kinds(plan) != "create-draft,delete-draft" || plan[0].Package != "team-a2" || plan[1].Package != "team-a" || plan[1].Workspace != first[0].Workspace {
+		t.Fatalf("plan = %+v", plan)
+	}
+	if got := branches(t, bare, "drafts"); got != "refs/heads/drafts/team-a2/"+plan[0].Workspace {
+		t.Errorf("drafts = %q, want only the new package's", got)
+	}
+	if !strings.Contains(plan[1].Why, "variant team-a now targets team-a2") {
+		t.Errorf("why = %q", plan[1].Why)
+	}
+}
+
+// adoptionPolicy adoptExisting: a draft of the target package that no
+// variant owns (a person's) is adopted and updated, not joined by a
+// second draft; adoptNone leaves it alone and opens the variant's own.
+func TestReconcileAdoptsUnownedDraft(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	for _, policy := range []string{"adoptExisting", "adoptNone"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			cfg := strings.Replace(kptbotYAML, "  labels:", "  adoptionPolicy: "+policy+"\n  labels:", 1)
+			bare := downstreamRepo(t, up, cfg)
+			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: team-a\n"
+			if _, err := s.CreateDraft(context.Background(), "team-a", "by-hand", map[string][]byte{"Kptfile": []byte(kf)}, []byte(`{"type":"init"}`)); err != nil {
+				t.Fatal(err)
+			}
+			plan := run(t, bare, false)
+			drafts := branches(t, bare, "drafts")
+			if policy == "adoptNone" {
+				if kinds(plan) != "create-draft" || !strings.Contains(drafts, "by-hand") || strings.Count(drafts, "\n") != 1 {
+					t.Fatalf("plan = %+v, drafts %q: want the variant's own draft beside the person's", plan, drafts)
+				}
+				return
+			}
+			if kinds(plan) != "update-draft" || plan[0].Workspace != "by-hand" || drafts != "refs/heads/drafts/team-a/by-hand" {
+				t.Fatalf("plan = %+v, drafts %q: want the unowned draft adopted", plan, drafts)
+			}
+			got := gitfixture.Git(t, bare, "show", "drafts/team-a/by-hand:team-a/Kptfile")
+			if !strings.Contains(got, "kptbot.dev/package-variant: 'team-a'") || !strings.Contains(got, "team: a") {
+				t.Errorf("adopted draft's Kptfile:\n%s", got)
+			}
+			if got := kinds(run(t, bare, false)); got != "none" {
+				t.Errorf("second run = %s, want none", got)
+			}
+		})
+	}
+}
