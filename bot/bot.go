@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
 )
@@ -223,7 +223,7 @@ func (rc *repoCtx) packagesIn(files map[string][]byte) []string {
 	root := strings.Trim(rc.spec.Directory, "/")
 	var dirs []string
 	for p := range files {
-		if path.Base(p) != engine.KptfileName {
+		if path.Base(p) != kptpkg.KptfileName {
 			continue
 		}
 		d := path.Dir(p)

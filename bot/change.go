@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
 )
 
@@ -205,8 +205,8 @@ func (b *Bot) forkPoint(ctx context.Context, rc *repoCtx, ch forge.Change) strin
 	return base
 }
 
-func sub(files map[string][]byte, dir string) engine.Tree {
-	t := engine.Tree{}
+func sub(files map[string][]byte, dir string) kptpkg.Tree {
+	t := kptpkg.Tree{}
 	for p, c := range files {
 		if strings.HasPrefix(p, dir+"/") {
 			t[strings.TrimPrefix(p, dir+"/")] = c

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 )
 
 func TestClassifyFanOut(t *testing.T) {
@@ -146,7 +146,7 @@ func TestFanOutDashboardPicture(t *testing.T) {
 // conflicted in the picture, one without as a change open.
 func TestFanOutStateConflicts(t *testing.T) {
 	t.Parallel()
-	withConflicts, _ := fanOutState([]VariantAction{{Kind: "update", Change: 5, Conflicts: []engine.Conflict{{Field: "spec.x"}, {Field: "spec.y"}}}}, nil)
+	withConflicts, _ := fanOutState([]VariantAction{{Kind: "update", Change: 5, Conflicts: []pkgmerge.Conflict{{Field: "spec.x"}, {Field: "spec.y"}}}}, nil)
 	plain, _ := fanOutState([]VariantAction{{Kind: "update", Change: 6}}, nil)
 	if withConflicts != "change #5 (update, 2 conflicts)" || classifyFanOut(withConflicts) != stateConflicted {
 		t.Errorf("with conflicts: %q (%v)", withConflicts, classifyFanOut(withConflicts))

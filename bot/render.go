@@ -16,8 +16,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // pkgResult is one package rendered at a change's head.
@@ -36,7 +37,7 @@ type pkgResult struct {
 // renderPackage renders a package as the change's head has it, with the
 // repository's guardrails appended, under the function policy. base is the
 // package's files on the base branch (nil when new), for the diff summary.
-func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, base, trusted engine.Tree, fork bool) pkgResult {
+func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, base, trusted kptpkg.Tree, fork bool) pkgResult {
 	res := pkgResult{dir: dir, name: rc.pkgName(dir)}
 	if len(head) == 0 {
 		res.deleted, res.ok, res.digest = true, true, "deleted"
@@ -49,7 +50,7 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 		res.problems = append(res.problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: res.name, File: dir + "/Kptfile", Message: err.Error()})
 		return res
 	}
-	r, err := b.renderWithin(ctx, in, engine.RenderOptions{Runtimes: rt, Dir: dir})
+	r, err := b.renderWithin(ctx, in, render.RenderOptions{Runtimes: rt, Dir: dir})
 	if err == nil {
 		for _, p := range resultProblems(rc.repo.FullName, res.name, dir, r.Results) {
 			if p.Severity == SeverityWarning {
@@ -88,12 +89,12 @@ var errRenderBudget = errors.New("render exceeded its time budget")
 // deadline to stop at; should a function not honour it, the bot still
 // stops waiting at the deadline and reports the render as failed (the
 // function's goroutine ends when the engine next checks its context).
-func (b *Bot) renderWithin(ctx context.Context, in engine.Tree, opts engine.RenderOptions) (*engine.RenderResult, error) {
+func (b *Bot) renderWithin(ctx context.Context, in kptpkg.Tree, opts render.RenderOptions) (*render.RenderResult, error) {
 	budget := b.renderTimeout()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	type outcome struct {
-		r   *engine.RenderResult
+		r   *render.RenderResult
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -103,7 +104,7 @@ func (b *Bot) renderWithin(ctx context.Context, in engine.Tree, opts engine.Rend
 				done <- outcome{err: fmt.Errorf("render panicked: %v", p)}
 			}
 		}()
-		r, err := engine.RenderTree(ctx, in, opts)
+		r, err := render.RenderTree(ctx, in, opts)
 		done <- outcome{r, err}
 	}()
 	select {
@@ -125,14 +126,14 @@ func (b *Bot) renderWithin(ctx context.Context, in engine.Tree, opts engine.Rend
 // the server policy allows them, the change is not from a fork, and the
 // same function is already in the trusted (default-branch) package or the
 // guardrails, so a PR cannot bring its own binary to run.
-func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine.Tree, engine.Runtimes, error) {
-	in := engine.Tree{}
+func (b *Bot) prepare(rc *repoCtx, head, trusted kptpkg.Tree, fork bool) (kptpkg.Tree, render.Runtimes, error) {
+	in := kptpkg.Tree{}
 	for p, c := range head {
 		in[p] = c
 	}
-	kf, err := engine.DecodeKptfile("Kptfile", head[engine.KptfileName])
+	kf, err := kptpkg.DecodeKptfile("Kptfile", head[kptpkg.KptfileName])
 	if err != nil {
-		return nil, engine.Runtimes{}, err
+		return nil, render.Runtimes{}, err
 	}
 	allowed := map[string]bool{}
 	if g := rc.spec.Guardrails; g != nil {
@@ -141,20 +142,20 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 		}
 	}
 	for p, c := range trusted {
-		if strings.HasSuffix(p, engine.KptfileName) {
-			if tk, err := engine.DecodeKptfile(p, c); err == nil && tk.Pipeline != nil {
+		if strings.HasSuffix(p, kptpkg.KptfileName) {
+			if tk, err := kptpkg.DecodeKptfile(p, c); err == nil && tk.Pipeline != nil {
 				for _, f := range functions(tk.Pipeline.Mutators, tk.Pipeline.Validators) {
 					allowed[fnKey(f)] = true
 				}
 			}
 		}
 	}
-	rt := engine.Runtimes{}
+	rt := render.Runtimes{}
 	for p, c := range head {
-		if !strings.HasSuffix(p, engine.KptfileName) {
+		if !strings.HasSuffix(p, kptpkg.KptfileName) {
 			continue
 		}
-		k, err := engine.DecodeKptfile(p, c)
+		k, err := kptpkg.DecodeKptfile(p, c)
 		if err != nil {
 			return nil, rt, err
 		}
@@ -189,7 +190,7 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted engine.Tree, fork bool) (engine
 		if err != nil {
 			return nil, rt, fmt.Errorf("adding guardrails to the Kptfile: %w", err)
 		}
-		in[engine.KptfileName] = out
+		in[kptpkg.KptfileName] = out
 	}
 	return in, rt, nil
 }
@@ -246,7 +247,7 @@ func contains(list []string, s string) bool {
 // failure without results is one problem on the package's Kptfile.
 func renderProblems(repo, pkg, dir string, err error) []Problem {
 	var out []Problem
-	var re *engine.RenderError
+	var re *render.RenderError
 	if errors.As(err, &re) {
 		out = resultProblems(repo, pkg, dir, re.Results)
 	}
@@ -282,7 +283,7 @@ func resultProblems(repo, pkg, dir string, results *fnresult.ResultList) []Probl
 
 // digestTree is the rendered output's identity: equal digests mean a
 // reviewer would see the same package.
-func digestTree(t engine.Tree) string {
+func digestTree(t kptpkg.Tree) string {
 	h := sha256.New()
 	for _, p := range t.Paths() {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(t[p]))
@@ -328,7 +329,7 @@ type resourceDiff struct {
 
 // diffResources compares the resources of two package trees by
 // apiVersion, kind, namespace and name.
-func diffResources(before, after engine.Tree) resourceDiff {
+func diffResources(before, after kptpkg.Tree) resourceDiff {
 	a, b := resources(before), resources(after)
 	var d resourceDiff
 	for id, y := range b {
@@ -353,10 +354,10 @@ func diffResources(before, after engine.Tree) resourceDiff {
 
 // resources maps "Kind namespace/name" to the resource's normalized YAML
 // (comments and kpt's bookkeeping annotations dropped).
-func resources(t engine.Tree) map[string]string {
+func resources(t kptpkg.Tree) map[string]string {
 	out := map[string]string{}
 	for _, p := range t.Paths() {
-		if (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) || strings.HasSuffix(p, engine.KptfileName) {
+		if (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) || strings.HasSuffix(p, kptpkg.KptfileName) {
 			continue
 		}
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(t[p]), OmitReaderAnnotations: true}).Read()

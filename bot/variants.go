@@ -9,7 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/kptbot/kptbot/variant"
@@ -27,7 +28,7 @@ type VariantAction struct {
 	Revision string `json:"revision,omitempty"`
 	// Conflicts are fields where local and upstream both changed and
 	// upstream won (the change is opened as a draft when there are any).
-	Conflicts []engine.Conflict `json:"conflicts,omitempty"`
+	Conflicts []pkgmerge.Conflict `json:"conflicts,omitempty"`
 }
 
 // plannedVariant is a variant's desired package and how it got there.
@@ -35,8 +36,8 @@ type plannedVariant struct {
 	VariantAction
 	pv        config.PackageVariant
 	pkgDir    string
-	files     engine.Tree // rendered desired package
-	published engine.Tree // the package on the default branch
+	files     kptpkg.Tree // rendered desired package
+	published kptpkg.Tree // the package on the default branch
 	lock      string
 	digest    string
 	diff      resourceDiff
@@ -119,7 +120,7 @@ func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv
 // pushed to) with the planner; revision overrides the variant's revision
 // policy. The bot adds what its change shows: the diff, the digest, the
 // upstream's log.
-func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, base engine.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
+func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, base kptpkg.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
 	p := &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg}, pv: pv, pkgDir: rc.pkgDir(pkg), published: base}
 	in := variant.Input{Variant: pv, Published: base, Sources: sources, ForDeployment: rc.spec.Deployment, Revision: revision}
@@ -358,8 +359,8 @@ func revRange(from, to string) string {
 	return from + " → " + to
 }
 
-func strategyOf(t engine.Tree) string {
-	if kf, err := engine.DecodeKptfile(engine.KptfileName, t[engine.KptfileName]); err == nil && kf.Upstream != nil && kf.Upstream.UpdateStrategy != "" {
+func strategyOf(t kptpkg.Tree) string {
+	if kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, t[kptpkg.KptfileName]); err == nil && kf.Upstream != nil && kf.Upstream.UpdateStrategy != "" {
 		return string(kf.Upstream.UpdateStrategy)
 	}
 	return "resource-merge"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -56,7 +57,7 @@ func BenchmarkRenderPeakRSS(b *testing.B) {
 	peak := rssMeter(b)
 	for _, n := range []struct {
 		name string
-		pkg  Tree
+		pkg  kptpkg.Tree
 	}{{"1k", genPackage(1000, 1)}, {"10k", genPackage(10000, 1)}, {"10k-replacements", genReplacementsPackage(10000)}} {
 		b.Run(n.name, func(b *testing.B) {
 			pkg := n.pkg

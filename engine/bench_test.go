@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
 // genPackage builds a package of n resources (Deployments, Services and
 // ConfigMaps, 10 per file) with a 5-function built-in pipeline.
-func genPackage(n int, replicas int) Tree {
-	t := Tree{KptfileName: []byte(`apiVersion: kpt.dev/v1
+func genPackage(n int, replicas int) kptpkg.Tree {
+	t := kptpkg.Tree{kptpkg.KptfileName: []byte(`apiVersion: kpt.dev/v1
 kind: Kptfile
 metadata:
   name: bench
@@ -100,13 +102,13 @@ data:
 	return t
 }
 
-func benchRender(b *testing.B, n int) { benchRenderWith(b, n, RenderOptions{}) }
+func benchRender(b *testing.B, n int) { benchRenderWith(b, n, render.RenderOptions{}) }
 
-func benchRenderWith(b *testing.B, n int, opts RenderOptions) {
+func benchRenderWith(b *testing.B, n int, opts render.RenderOptions) {
 	benchRenderTree(b, genPackage(n, 1), opts)
 }
 
-func benchRenderTree(b *testing.B, in Tree, opts RenderOptions) {
+func benchRenderTree(b *testing.B, in kptpkg.Tree, opts render.RenderOptions) {
 	ctx := context.Background()
 	size := 0
 	for _, c := range in {
@@ -115,7 +117,7 @@ func benchRenderTree(b *testing.B, in Tree, opts RenderOptions) {
 	b.SetBytes(int64(size))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := RenderTree(ctx, in, opts)
+		res, err := render.RenderTree(ctx, in, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,9 +136,9 @@ func BenchmarkRender10k(b *testing.B) { benchRender(b, 10000) }
 // genReplacementsPackage is genPackage with a pipeline around
 // apply-replacements (one source ConfigMap pinning every Deployment's
 // image), the catalog function Nephio packages lean on.
-func genReplacementsPackage(n int) Tree {
+func genReplacementsPackage(n int) kptpkg.Tree {
 	t := genPackage(n, 1)
-	t[KptfileName] = []byte(`apiVersion: kpt.dev/v1
+	t[kptpkg.KptfileName] = []byte(`apiVersion: kpt.dev/v1
 kind: Kptfile
 metadata:
   name: bench
@@ -175,24 +177,24 @@ replacements:
 // BenchmarkRenderReplacements10k renders 10,000 resources through
 // set-namespace, apply-replacements and set-labels (streamed).
 func BenchmarkRenderReplacements10k(b *testing.B) {
-	benchRenderTree(b, genReplacementsPackage(10000), RenderOptions{})
+	benchRenderTree(b, genReplacementsPackage(10000), render.RenderOptions{})
 }
 
 // BenchmarkRenderReplacements10kWholeList is the same, whole-list.
 func BenchmarkRenderReplacements10kWholeList(b *testing.B) {
-	benchRenderTree(b, genReplacementsPackage(10000), RenderOptions{wholeList: true})
+	benchRenderTree(b, genReplacementsPackage(10000), render.RenderOptions{WholeList: true})
 }
 
 // BenchmarkRender10kWholeList is BenchmarkRender10k without the streamed
 // render: the hydrator with every resource in memory, which pipelines
 // with functions relating resources (apply-replacements, starlark) take.
 func BenchmarkRender10kWholeList(b *testing.B) {
-	benchRenderWith(b, 10000, RenderOptions{wholeList: true})
+	benchRenderWith(b, 10000, render.RenderOptions{WholeList: true})
 }
 
 // treeFetcher serves fixed trees: origin at commit "origin", updated at any
 // other version. It isolates the merge from git.
-type treeFetcher struct{ origin, updated Tree }
+type treeFetcher struct{ origin, updated kptpkg.Tree }
 
 func (f treeFetcher) Fetch(_ context.Context, _, _, version string) (map[string][]byte, fetch.Resolved, error) {
 	if version == "origin" {
@@ -214,11 +216,11 @@ func BenchmarkUpdate1k(b *testing.B) {
 // upstream changed one file in ten, as a typical release does.
 func BenchmarkUpdate1kTypical(b *testing.B) {
 	origin, all := genPackage(benchUpdateN, 1), genPackage(benchUpdateN, 2)
-	updated := Tree{}
+	updated := kptpkg.Tree{}
 	i := 0
 	for _, p := range origin.Paths() {
 		updated[p] = origin[p]
-		if p != KptfileName && i%10 == 0 {
+		if p != kptpkg.KptfileName && i%10 == 0 {
 			updated[p] = all[p]
 		}
 		i++
@@ -226,13 +228,13 @@ func BenchmarkUpdate1kTypical(b *testing.B) {
 	benchUpdate(b, origin, updated)
 }
 
-func benchUpdate(b *testing.B, origin, updated Tree) {
+func benchUpdate(b *testing.B, origin, updated kptpkg.Tree) {
 	dir := filepath.Join(b.TempDir(), "pkg")
-	local := Tree{}
+	local := kptpkg.Tree{}
 	for p, c := range origin {
 		local[p] = c
 	}
-	local[KptfileName] = []byte(string(origin[KptfileName]) + `upstream:
+	local[kptpkg.KptfileName] = []byte(string(origin[kptpkg.KptfileName]) + `upstream:
   type: git
   git:
     repo: bench
@@ -395,7 +397,7 @@ func BenchmarkRenderVsKpt(b *testing.B) {
 	pkg["repl.yaml"] = []byte(replConfig)
 	img := func(name string) string { return "image: ghcr.io/kptdev/krm-functions-catalog/" + name }
 	withImages := pkg
-	withImages[KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
+	withImages[kptpkg.KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
 		img("set-namespace:v0.4.5"), img("starlark:v0.5.5"), img("apply-replacements:v0.1.5"), img("starlark:v0.5.5"), img("set-namespace:v0.4.5")))
 	b.Run("kptbot", func(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "pkg")
@@ -406,7 +408,7 @@ func BenchmarkRenderVsKpt(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			if _, err := Render(context.Background(), dir, RenderOptions{}); err != nil {
+			if _, err := render.Render(context.Background(), dir, render.RenderOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -425,11 +427,11 @@ func BenchmarkRenderVsKpt(b *testing.B) {
 			}
 		}
 		ex := func(name string) string { return "exec: " + filepath.Join(bins, name) }
-		withExec := Tree{}
+		withExec := kptpkg.Tree{}
 		for p, c := range pkg {
 			withExec[p] = c
 		}
-		withExec[KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
+		withExec[kptpkg.KptfileName] = []byte(fmt.Sprintf(kptComparePipeline,
 			ex("set-namespace"), ex("starlark"), ex("apply-replacements"), ex("starlark"), ex("set-namespace")))
 		dir := filepath.Join(b.TempDir(), "pkg")
 		b.ResetTimer()

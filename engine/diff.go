@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/textdiff"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 )
@@ -45,26 +46,26 @@ func Diff(ctx context.Context, f Fetcher, dir string, opts DiffOptions) (string,
 	default:
 		return "", fmt.Errorf("unknown diff type %q: expected local, remote, combined or 3way", opts.Type)
 	}
-	kf, err := ReadKptfile(dir)
+	kf, err := kptpkg.ReadKptfile(dir)
 	if err != nil {
 		return "", err
 	}
-	up, err := UpstreamOf(kf)
+	up, err := kptpkg.UpstreamOf(kf)
 	if err != nil {
 		return "", fmt.Errorf("diffing %s: %w", dir, err)
 	}
-	lock, err := LockOf(kf)
+	lock, err := kptpkg.LockOf(kf)
 	if err != nil {
 		return "", fmt.Errorf("diffing %s: %w", dir, err)
 	}
 	if up == nil || lock == nil {
 		return "", fmt.Errorf("diffing %s: the Kptfile has no upstream and upstreamLock: the package was not fetched with pkg get", dir)
 	}
-	local, err := ReadTree(dir)
+	local, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		return "", err
 	}
-	lrepo, ldir, lversion := lock.fetchArgs()
+	lrepo, ldir, lversion := lock.FetchArgs()
 	origin, err := fetchNormalized(ctx, f, kf, lrepo, ldir, lversion)
 	if err != nil {
 		return "", fmt.Errorf("fetching the locked upstream %s at %s: %w", lock.Origin, lock.Commit, err)
@@ -73,10 +74,10 @@ func Diff(ctx context.Context, f Fetcher, dir string, opts DiffOptions) (string,
 	if opts.Version != "" && opts.Type != DiffLocal {
 		target, err = fetchNormalized(ctx, f, kf, up.Repo, up.Dir, opts.Version)
 		if err != nil {
-			return "", fmt.Errorf("fetching upstream %s: %w", Origin{Store: up.Store, Repo: up.Repo, Dir: up.Dir, Ref: opts.Version}, err)
+			return "", fmt.Errorf("fetching upstream %s: %w", kptpkg.Origin{Store: up.Store, Repo: up.Repo, Dir: up.Dir, Ref: opts.Version}, err)
 		}
 	}
-	tree := func(aPrefix, bPrefix string, a, b Tree) string {
+	tree := func(aPrefix, bPrefix string, a, b kptpkg.Tree) string {
 		s, _ := textdiff.Tree(aPrefix, bPrefix, a, b, opts.Context)
 		return s
 	}
@@ -99,7 +100,7 @@ func Diff(ctx context.Context, f Fetcher, dir string, opts DiffOptions) (string,
 // fetchNormalized fetches an upstream version and makes it comparable with
 // the local package: merge comments added, and the Kptfile's name and
 // upstream fields taken from the local Kptfile.
-func fetchNormalized(ctx context.Context, f Fetcher, localKf *kptfilev1.KptFile, repo, dir, version string) (Tree, error) {
+func fetchNormalized(ctx context.Context, f Fetcher, localKf *kptfilev1.KptFile, repo, dir, version string) (kptpkg.Tree, error) {
 	files, _, err := f.Fetch(ctx, repo, dir, version)
 	if err != nil {
 		return nil, err
@@ -109,22 +110,22 @@ func fetchNormalized(ctx context.Context, f Fetcher, localKf *kptfilev1.KptFile,
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := Tree(files).Write(tmp); err != nil {
+	if err := kptpkg.Tree(files).Write(tmp); err != nil {
 		return nil, err
 	}
 	if err := addMergeComments(tmp); err != nil {
 		return nil, err
 	}
-	if _, ok := files[KptfileName]; ok {
-		ukf, err := ReadKptfile(tmp)
+	if _, ok := files[kptpkg.KptfileName]; ok {
+		ukf, err := kptpkg.ReadKptfile(tmp)
 		if err != nil {
 			return nil, err
 		}
 		ukf.Name = localKf.Name
-		copyUpstream(ukf, localKf)
-		if err := WriteKptfile(tmp, ukf); err != nil {
+		kptpkg.CopyUpstream(ukf, localKf)
+		if err := kptpkg.WriteKptfile(tmp, ukf); err != nil {
 			return nil, err
 		}
 	}
-	return ReadTree(tmp)
+	return kptpkg.ReadTree(tmp)
 }

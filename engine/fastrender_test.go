@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // TestFastRenderMatchesKpt renders every render golden case, and a
@@ -16,8 +19,8 @@ func TestFastRenderMatchesKpt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			fast, ferr := RenderTree(ctx, in, RenderOptions{})
-			kpt, kerr := RenderTree(ctx, in, RenderOptions{kptOnly: true})
+			fast, ferr := render.RenderTree(ctx, in, render.RenderOptions{})
+			kpt, kerr := render.RenderTree(ctx, in, render.RenderOptions{KptOnly: true})
 			if (ferr == nil) != (kerr == nil) {
 				t.Fatalf("fast error %v, kpt error %v", ferr, kerr)
 			}
@@ -43,11 +46,11 @@ func lastLine(s string) string {
 
 // renderCases are the render golden cases' inputs and a generated
 // 300-resource package.
-func renderCases(t *testing.T) map[string]Tree {
+func renderCases(t *testing.T) map[string]kptpkg.Tree {
 	t.Helper()
-	cases := map[string]Tree{"generated-300": genPackage(300, 1)}
+	cases := map[string]kptpkg.Tree{"generated-300": genPackage(300, 1)}
 	for _, name := range caseDirs(t, "render") {
-		in, err := ReadTree(filepath.Join("testdata", "render", name, "in"))
+		in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", name, "in"))
 		if err != nil {
 			t.Fatal(err)
 		}

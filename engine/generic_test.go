@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/archive"
 	"github.com/kptbot/kptbot/fetch/locator"
@@ -74,19 +75,19 @@ func TestOCIGetUpdateKeepsEditsAndLocksDigests(t *testing.T) {
 	if got := res.Packages[0]; got.Resolved.Commit != d1 || got.Resolved.Ref != "v1" || got.Source() != repo+"//basens" {
 		t.Fatalf("fetched %+v (%s), want v1 at %s", got, got.Source(), d1)
 	}
-	kf, err := ReadKptfile(dest)
+	kf, err := kptpkg.ReadKptfile(dest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, _ := UpstreamOf(kf)
-	lock, _ := LockOf(kf)
-	if kf.Upstream.Type != GenericOrigin || kf.UpstreamLock.Type != GenericOrigin || kf.Upstream.Git != nil {
+	up, _ := kptpkg.UpstreamOf(kf)
+	lock, _ := kptpkg.LockOf(kf)
+	if kf.Upstream.Type != kptpkg.GenericOrigin || kf.UpstreamLock.Type != kptpkg.GenericOrigin || kf.Upstream.Git != nil {
 		t.Fatalf("upstream %+v, lock %+v: want generic", kf.Upstream, kf.UpstreamLock)
 	}
-	if *up != (Origin{Store: locator.OCI, Repo: repo, Dir: "/basens", Ref: "latest"}) || lock.Commit != d1 || lock.Ref != "v1" {
+	if *up != (kptpkg.Origin{Store: locator.OCI, Repo: repo, Dir: "/basens", Ref: "latest"}) || lock.Commit != d1 || lock.Ref != "v1" {
 		t.Fatalf("upstream %+v lock %+v", up, lock)
 	}
-	if kf.Annotations[AnnotationLockResourceID] != repo+"//basens:v1" || kf.Annotations[AnnotationLockResourceVersion] != d1 {
+	if kf.Annotations[kptpkg.AnnotationLockResourceID] != repo+"//basens:v1" || kf.Annotations[kptpkg.AnnotationLockResourceVersion] != d1 {
 		t.Fatalf("lock annotations %v", kf.Annotations)
 	}
 	if !strings.Contains(readFile(t, filepath.Join(dest, "namespace.yaml")), "# kpt-merge: /example") {
@@ -110,8 +111,8 @@ func TestOCIGetUpdateKeepsEditsAndLocksDigests(t *testing.T) {
 	if !strings.Contains(ns, "team: a") || !strings.Contains(cfg, `version: "2"`) {
 		t.Fatalf("after update: namespace.yaml\n%s\nconfig.yaml\n%s\nwant the local label and upstream's v2", ns, cfg)
 	}
-	kf, _ = ReadKptfile(dest)
-	if lock, _ := LockOf(kf); lock.Commit != d2 || lock.Ref != "v2" {
+	kf, _ = kptpkg.ReadKptfile(dest)
+	if lock, _ := kptpkg.LockOf(kf); lock.Commit != d2 || lock.Ref != "v2" {
 		t.Fatalf("lock after update = %+v, want v2 at %s", lock, d2)
 	}
 
@@ -122,8 +123,8 @@ func TestOCIGetUpdateKeepsEditsAndLocksDigests(t *testing.T) {
 	if cfg := readFile(t, filepath.Join(dest, "config.yaml")); !strings.Contains(cfg, `version: "1"`) {
 		t.Fatalf("config.yaml after pinning v1:\n%s", cfg)
 	}
-	kf, _ = ReadKptfile(dest)
-	if up, _ := UpstreamOf(kf); up.Ref != d1 {
+	kf, _ = kptpkg.ReadKptfile(dest)
+	if up, _ := kptpkg.UpstreamOf(kf); up.Ref != d1 {
 		t.Fatalf("upstream ref %q, want the digest", up.Ref)
 	}
 }
@@ -149,12 +150,12 @@ func TestHTTPArchiveGetUpdate(t *testing.T) {
 	if _, err := Get(ctx, src, dest, GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version}); err != nil {
 		t.Fatal(err)
 	}
-	kf, _ := ReadKptfile(dest)
-	lock, _ := LockOf(kf)
+	kf, _ := kptpkg.ReadKptfile(dest)
+	lock, _ := kptpkg.LockOf(kf)
 	if lock.Commit != archive.Digest(v1) || lock.Repo != srv.URL+"/releases/v1/bp.tar.gz" || lock.Dir != "/catalog/basens" {
 		t.Fatalf("lock %+v, want the v1 archive's digest and URL", lock)
 	}
-	if kf.Annotations[AnnotationUpstreamResourceID] != srv.URL+"/releases/{version}/bp.tar.gz//catalog/basens" || kf.Annotations[AnnotationUpstreamResourceVersion] != "v1" {
+	if kf.Annotations[kptpkg.AnnotationUpstreamResourceID] != srv.URL+"/releases/{version}/bp.tar.gz//catalog/basens" || kf.Annotations[kptpkg.AnnotationUpstreamResourceVersion] != "v1" {
 		t.Fatalf("upstream annotations %v", kf.Annotations)
 	}
 	editNamespace(t, dest)
@@ -175,12 +176,12 @@ func TestHTTPArchiveGetUpdate(t *testing.T) {
 	// The origin archive changed on the server: the update stops before
 	// touching the package, naming the digest it expected.
 	srv.Set("/releases/v2/bp.tar.gz", v1)
-	before, _ := ReadTree(dest)
+	before, _ := kptpkg.ReadTree(dest)
 	_, err = Update(ctx, src, dest, UpdateOptions{})
 	if !errors.Is(err, fetch.ErrDigestMismatch) || !strings.Contains(err.Error(), archive.Digest(v2)) {
 		t.Fatalf("update with a changed origin: %v, want a digest mismatch naming the locked digest", err)
 	}
-	after, _ := ReadTree(dest)
+	after, _ := kptpkg.ReadTree(dest)
 	if a, r, m := before.Changes(after); len(a)+len(r)+len(m) != 0 {
 		t.Fatalf("a failed update changed the package: %v %v %v", a, r, m)
 	}
@@ -248,17 +249,17 @@ func TestGenericKptfileValidation(t *testing.T) {
 		{strings.Replace(base, "name: p\n", "name: p\n  annotations:\n    kptbot.dev/upstream-lock-store-id: oci\n    kptbot.dev/upstream-lock-resource-id: oci://h/r//p:v1\n    kptbot.dev/upstream-lock-resource-version: v1\n", 1) + "upstreamLock:\n  type: generic\n", "is not a sha256 digest"},
 	}
 	for _, tc := range tests {
-		if _, err := DecodeKptfile("Kptfile", []byte(tc.kptfile)); err == nil || !strings.Contains(err.Error(), tc.msg) {
+		if _, err := kptpkg.DecodeKptfile("Kptfile", []byte(tc.kptfile)); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("DecodeKptfile error = %v, want containing %q\n%s", err, tc.msg, tc.kptfile)
 		}
 	}
 	// An origin type kpt does not know still reads; updating from it is
 	// refused with what was expected.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, KptfileName), []byte(base+"upstream:\n  type: helm\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, kptpkg.KptfileName), []byte(base+"upstream:\n  type: helm\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadKptfile(dir); err != nil {
+	if _, err := kptpkg.ReadKptfile(dir); err != nil {
 		t.Fatalf("a Kptfile with upstream.type helm: %v", err)
 	}
 	if _, err := Update(context.Background(), fetch.NewClient(), dir, UpdateOptions{}); err == nil || !strings.Contains(err.Error(), `upstream.type "helm": expected git or generic`) {
@@ -289,6 +290,6 @@ func TestKptReadsGenericKptfile(t *testing.T) {
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "not found in type") {
-		t.Fatalf("kpt fn render on a generic-upstream package: %v\n%s\nKptfile:\n%s", err, out, readFile(t, filepath.Join(dest, KptfileName)))
+		t.Fatalf("kpt fn render on a generic-upstream package: %v\n%s\nKptfile:\n%s", err, out, readFile(t, filepath.Join(dest, kptpkg.KptfileName)))
 	}
 }

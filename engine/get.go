@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
@@ -96,15 +97,15 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 	defer os.RemoveAll(stage)
 
 	kf := kptfileutil.DefaultKptfile(filepath.Base(dest))
-	up := Origin{Store: locator.Store(opts.Repo), Repo: opts.Repo, Dir: opts.Dir, Ref: opts.Version}
+	up := kptpkg.Origin{Store: locator.Store(opts.Repo), Repo: opts.Repo, Dir: opts.Dir, Ref: opts.Version}
 	if up.Store == locator.Git {
 		up.Repo = absLocalRepo(up.Repo)
 	}
 	if up.Store == locator.OCI && up.Ref == "" {
 		up.Ref = locator.Latest // recorded, so updates follow the highest tag
 	}
-	setUpstream(kf, up, opts.Strategy)
-	if err := WriteKptfile(stage, kf); err != nil {
+	kptpkg.SetUpstream(kf, up, opts.Strategy)
+	if err := kptpkg.WriteKptfile(stage, kf); err != nil {
 		return nil, err
 	}
 	res := &GetResult{}
@@ -164,13 +165,13 @@ func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) 
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		dir := filepath.Join(root, rel)
-		kf, err := ReadKptfile(dir)
+		kf, err := kptpkg.ReadKptfile(dir)
 		if err != nil {
 			return err
 		}
-		up, err := UpstreamOf(kf)
+		up, err := kptpkg.UpstreamOf(kf)
 		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+			return fmt.Errorf("%s: %w", filepath.Join(rel, kptpkg.KptfileName), err)
 		}
 		if up != nil && kf.UpstreamLock == nil {
 			fp, err := fetchInto(ctx, f, dir, *up)
@@ -196,13 +197,13 @@ func fetchPackages(ctx context.Context, f Fetcher, root string, res *GetResult) 
 
 // fetchInto copies the upstream up into dir, merging the upstream's
 // Kptfile into the local one and recording the lock.
-func fetchInto(ctx context.Context, f Fetcher, dir string, up Origin) (FetchedPackage, error) {
+func fetchInto(ctx context.Context, f Fetcher, dir string, up kptpkg.Origin) (FetchedPackage, error) {
 	files, resolved, err := f.Fetch(ctx, up.Repo, up.Dir, up.Ref)
 	if err != nil {
 		return FetchedPackage{}, err
 	}
 	if up.Store != locator.Git {
-		if _, ok := files[KptfileName]; !ok {
+		if _, ok := files[kptpkg.KptfileName]; !ok {
 			return FetchedPackage{}, fmt.Errorf("upstream %s: %w: no Kptfile at the package root", up, fetch.ErrNotPackage)
 		}
 	}
@@ -211,16 +212,16 @@ func fetchInto(ctx context.Context, f Fetcher, dir string, up Origin) (FetchedPa
 		return FetchedPackage{}, err
 	}
 	defer os.RemoveAll(src)
-	if err := Tree(files).Write(src); err != nil {
+	if err := kptpkg.Tree(files).Write(src); err != nil {
 		return FetchedPackage{}, err
 	}
-	if _, ok := files[KptfileName]; ok {
-		if _, err := ReadKptfile(src); err != nil {
+	if _, ok := files[kptpkg.KptfileName]; ok {
+		if _, err := kptpkg.ReadKptfile(src); err != nil {
 			return FetchedPackage{}, fmt.Errorf("upstream %s: %w", up, err)
 		}
 	}
 	for name, b := range files {
-		if name == KptfileName {
+		if name == kptpkg.KptfileName {
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -234,15 +235,15 @@ func fetchInto(ctx context.Context, f Fetcher, dir string, up Origin) (FetchedPa
 	if err := kptfileutil.UpdateKptfileWithoutOrigin(dir, src, false); err != nil {
 		return FetchedPackage{}, fmt.Errorf("merging upstream Kptfile: %w", err)
 	}
-	local, err := ReadKptfile(dir)
+	local, err := kptpkg.ReadKptfile(dir)
 	if err != nil {
 		return FetchedPackage{}, err
 	}
 	// The upstream's Kptfile annotations were merged in; its own generic
 	// upstream (if it was fetched from OCI itself) must not leak into ours.
-	setUpstream(local, up, local.Upstream.UpdateStrategy)
-	setLock(local, lockFrom(up, resolved))
-	if err := WriteKptfile(dir, local); err != nil {
+	kptpkg.SetUpstream(local, up, local.Upstream.UpdateStrategy)
+	kptpkg.SetLock(local, kptpkg.LockFrom(up, resolved))
+	if err := kptpkg.WriteKptfile(dir, local); err != nil {
 		return FetchedPackage{}, err
 	}
 	return FetchedPackage{Repo: up.Repo, Dir: up.Dir, Resolved: resolved, Store: up.Store}, nil
@@ -262,7 +263,7 @@ func directSubpackages(dir string) ([]string, error) {
 		if d.Name() == ".git" {
 			return filepath.SkipDir
 		}
-		if _, err := os.Stat(filepath.Join(p, KptfileName)); err == nil {
+		if _, err := os.Stat(filepath.Join(p, kptpkg.KptfileName)); err == nil {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 			return filepath.SkipDir
@@ -279,7 +280,7 @@ func directSubpackages(dir string) ([]string, error) {
 // time on all CPUs (kpt holds the whole tree's parsed resources).
 func addMergeComments(dir string) error {
 	r := kio.LocalPackageReader{PackagePath: dir, PreserveSeqIndent: true, WrapBareSeqNode: true, FileSystem: filesys.FileSystemOrOnDisk{}}
-	_, err := readPackageFiles(r, func(f *packageFile, parse func() ([]*yaml.RNode, error)) error {
+	_, err := kptpkg.ReadPackageFiles(r, func(f *kptpkg.PackageFile, parse func() ([]*yaml.RNode, error)) error {
 		nodes, err := parse()
 		if err != nil || len(nodes) == 0 {
 			return err
@@ -292,7 +293,7 @@ func addMergeComments(dir string) error {
 				return err
 			}
 		}
-		return writePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, nil) // f keeps no nodes
+		return kptpkg.WritePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, nil) // f keeps no nodes
 	})
 	if err != nil {
 		return fmt.Errorf("adding merge comments in %s: %w", dir, err)

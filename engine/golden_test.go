@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // checkGoldenTree compares got with the directory want, or rewrites it with
 // -update. Paths in got are replaced by placeholders first (see normalize).
-func checkGoldenTree(t *testing.T, wantDir string, got Tree, normalize func([]byte) []byte) {
+func checkGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize func([]byte) []byte) {
 	t.Helper()
-	norm := Tree{}
+	norm := kptpkg.Tree{}
 	for p, b := range got {
 		norm[p] = normalize(b)
 	}
@@ -30,7 +32,7 @@ func checkGoldenTree(t *testing.T, wantDir string, got Tree, normalize func([]by
 		}
 		return
 	}
-	want, err := ReadTree(wantDir)
+	want, err := kptpkg.ReadTree(wantDir)
 	if err != nil {
 		t.Fatalf("reading golden %s (run go test -update to create it): %v", wantDir, err)
 	}
@@ -71,7 +73,7 @@ func checkGoldenFile(t *testing.T, want string, got []byte) {
 
 // sameTrees fails t with a diff for each file that differs between want
 // and got (labelled with what).
-func sameTrees(t *testing.T, what string, want, got Tree) {
+func sameTrees(t *testing.T, what string, want, got kptpkg.Tree) {
 	t.Helper()
 	for _, p := range unionPaths(want, got) {
 		if string(want[p]) != string(got[p]) {
@@ -80,8 +82,8 @@ func sameTrees(t *testing.T, what string, want, got Tree) {
 	}
 }
 
-func unionPaths(a, b Tree) []string {
-	u := Tree{}
+func unionPaths(a, b kptpkg.Tree) []string {
+	u := kptpkg.Tree{}
 	for p := range a {
 		u[p] = nil
 	}
@@ -110,4 +112,9 @@ func caseDirs(t *testing.T, kind string) []string {
 		}
 	}
 	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -7,6 +7,8 @@ import (
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 // InitOptions configures Init.
@@ -29,7 +31,7 @@ func Init(dir string, opts InitOptions) ([]string, error) {
 		return nil, err
 	}
 	name := filepath.Base(abs)
-	if _, err := os.Stat(filepath.Join(dir, KptfileName)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, kptpkg.KptfileName)); err == nil {
 		return nil, fmt.Errorf("%s already has a Kptfile: it is already a kpt package", dir)
 	}
 	kf := kptfileutil.DefaultKptfile(name)
@@ -37,10 +39,10 @@ func Init(dir string, opts InitOptions) ([]string, error) {
 	if opts.Description != "" || opts.Site != "" || len(opts.Keywords) > 0 {
 		kf.Info = &kptfilev1.PackageInfo{Description: opts.Description, Site: opts.Site, Keywords: opts.Keywords}
 	}
-	if err := WriteKptfile(dir, kf); err != nil {
+	if err := kptpkg.WriteKptfile(dir, kf); err != nil {
 		return nil, err
 	}
-	created := []string{KptfileName}
+	created := []string{kptpkg.KptfileName}
 	readme := fmt.Sprintf(readmeTemplate, name, opts.Description, name, name)
 	for file, content := range map[string]string{
 		"README.md":        readme,

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // TestRenderMatchesKptE2E renders kpt's own render end-to-end cases
@@ -55,11 +58,11 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 					t.Fatal(err)
 				}
 			}
-			in, err := ReadTree(caseDir)
+			in, err := kptpkg.ReadTree(caseDir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Tree{}
+			want := kptpkg.Tree{}
 			for p, b := range in {
 				if !strings.HasPrefix(p, ".expected/") {
 					want[p] = b
@@ -84,20 +87,20 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 					t.Fatalf("applying kpt's expected diff: %v: %s", err, out)
 				}
 			}
-			_, rerr := Render(context.Background(), pkg, RenderOptions{})
+			_, rerr := render.Render(context.Background(), pkg, render.RenderOptions{})
 			if (rerr != nil) != (cfg.ExitCode != 0) {
 				t.Fatalf("render error %v, kpt's exit code %d", rerr, cfg.ExitCode)
 			}
-			got, err := ReadTree(pkg)
+			got, err := kptpkg.ReadTree(pkg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantTree, err := ReadTree(wantDir)
+			wantTree, err := kptpkg.ReadTree(wantDir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for p := range got {
-				if strings.HasPrefix(p, ".expected/") || (!withKptfile && p == KptfileName) {
+				if strings.HasPrefix(p, ".expected/") || (!withKptfile && p == kptpkg.KptfileName) {
 					delete(got, p)
 					delete(wantTree, p)
 				}

@@ -16,16 +16,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 )
 
 // mutate returns a copy of t with seeded random edits: changed values,
 // removed documents, new files and new resources.
-func mutate(t Tree, r *rand.Rand, tag string) Tree {
-	out := Tree{}
+func mutate(t kptpkg.Tree, r *rand.Rand, tag string) kptpkg.Tree {
+	out := kptpkg.Tree{}
 	moved := ""
 	for _, p := range t.Paths() {
 		s := string(t[p])
-		if p != KptfileName {
+		if p != kptpkg.KptfileName {
 			switch r.Intn(9) {
 			case 0:
 				s = strings.Replace(s, "replicas: 1", "replicas: "+fmt.Sprint(2+r.Intn(5)), 1)
@@ -96,11 +99,11 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		o2, u2, l2 := write("o2", origin), write("u2", updated), write("kptbot", local)
 		// kpt's update command adds merge comments to the three trees on
 		// disk first; kptbot adds them to what it parses.
-		if err := addMergeCommentsToDirs(o1, u1, l1); err != nil {
+		if err := pkgmerge.AddMergeCommentsToDirs(o1, u1, l1); err != nil {
 			t.Fatal(err)
 		}
 		err1 := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
-		_, err2 := resourceMerge(l2, u2, o2, true, nil)
+		_, err2 := pkgmerge.ResourceMerge(l2, u2, o2, true, nil)
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("seed %d: kpt error %v, kptbot error %v", seed, err1, err2)
 		}
@@ -112,15 +115,15 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		}
 		// Compare what Update leaves on disk: files whose meaning did not
 		// change keep the local bytes (preserveUntouched), whoever wrote them.
-		want, _ := ReadTree(l1)
-		got, _ := ReadTree(l2)
-		preserveUntouched(local, want)
-		preserveUntouched(local, got)
+		want, _ := kptpkg.ReadTree(l1)
+		got, _ := kptpkg.ReadTree(l2)
+		kptpkg.PreserveUntouched(local, want)
+		kptpkg.PreserveUntouched(local, got)
 		for _, p := range unionPaths(want, got) {
 			if string(want[p]) != string(got[p]) && os.Getenv("MERGE_DUMP") != "" {
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-kpt-%s", seed, filepath.Base(p)), want[p], 0o644)
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-bot-%s", seed, filepath.Base(p)), got[p], 0o644)
-				for n, tr := range map[string]Tree{"o": origin, "u": updated, "l": local} {
+				for n, tr := range map[string]kptpkg.Tree{"o": origin, "u": updated, "l": local} {
 					os.WriteFile(fmt.Sprintf("/tmp/md-%d-%s-%s", seed, n, filepath.Base(p)), tr[p], 0o644)
 				}
 			}
@@ -162,9 +165,9 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 	}
 	quick := 0
 	for _, d := range docs {
-		want, werr := slowMergeKey(yaml.MustParse(d))
+		want, werr := pkgmerge.SlowMergeKey(yaml.MustParse(d))
 		n := yaml.MustParse(d)
-		got, ok := quickMergeKey(n)
+		got, ok := pkgmerge.QuickMergeKey(n)
 		if !ok {
 			continue
 		}
@@ -182,8 +185,8 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range nodes {
-			got, ok := quickMergeKey(n)
-			want, err := slowMergeKey(n.Copy())
+			got, ok := pkgmerge.QuickMergeKey(n)
+			want, err := pkgmerge.SlowMergeKey(n.Copy())
 			if !ok || err != nil || got != want {
 				t.Fatalf("%s: quick key %q (answered %v), kyaml's %q (error %v)", n.MustString(), got, ok, want, err)
 			}
@@ -197,15 +200,17 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 // upstream before the local package.
 func TestMergeErrorsAsKpt(t *testing.T) {
 	t.Parallel()
-	dup := func(tr Tree, p string) {
+	dup := func(tr kptpkg.Tree, p string) {
 		tr[p] = append(append([]byte{}, tr[p]...), []byte("---\n"+strings.Split(string(tr[p]), "---\n")[0])...)
 	}
-	broken := func(tr Tree, p string) { tr[p] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n") }
-	for name, breakIt := range map[string]func(o, u, l Tree){
-		"duplicate before unparsable, same tree": func(o, _, _ Tree) { dup(o, "resources-0000.yaml"); broken(o, "resources-0002.yaml") },
-		"duplicate in origin, unparsable local":  func(o, _, l Tree) { dup(o, "resources-0002.yaml"); broken(l, "resources-0000.yaml") },
-		"unparsable upstream, duplicate local":   func(_, u, l Tree) { broken(u, "resources-0002.yaml"); dup(l, "resources-0000.yaml") },
-		"duplicates in two local files":          func(_, _, l Tree) { dup(l, "resources-0002.yaml"); dup(l, "resources-0001.yaml") },
+	broken := func(tr kptpkg.Tree, p string) {
+		tr[p] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n")
+	}
+	for name, breakIt := range map[string]func(o, u, l kptpkg.Tree){
+		"duplicate before unparsable, same tree": func(o, _, _ kptpkg.Tree) { dup(o, "resources-0000.yaml"); broken(o, "resources-0002.yaml") },
+		"duplicate in origin, unparsable local":  func(o, _, l kptpkg.Tree) { dup(o, "resources-0002.yaml"); broken(l, "resources-0000.yaml") },
+		"unparsable upstream, duplicate local":   func(_, u, l kptpkg.Tree) { broken(u, "resources-0002.yaml"); dup(l, "resources-0000.yaml") },
+		"duplicates in two local files":          func(_, _, l kptpkg.Tree) { dup(l, "resources-0002.yaml"); dup(l, "resources-0001.yaml") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -215,9 +220,9 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 			write := treeWriter(t, t.TempDir())
 			o1, u1, l1 := write("o1", origin), write("u1", updated), write("l1", local)
 			o2, u2, l2 := write("o2", origin), write("u2", updated), write("l2", local)
-			_ = addMergeCommentsToDirs(o1, u1, l1)
+			_ = pkgmerge.AddMergeCommentsToDirs(o1, u1, l1)
 			kerr := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
-			_, err := resourceMerge(l2, u2, o2, true, nil)
+			_, err := pkgmerge.ResourceMerge(l2, u2, o2, true, nil)
 			if kerr == nil || err == nil {
 				t.Fatalf("kpt error %v, kptbot error %v: both must fail", kerr, err)
 			}
@@ -236,8 +241,8 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 
 // treeWriter returns a function writing a tree to dir/name and returning
 // that path.
-func treeWriter(t *testing.T, dir string) func(name string, tr Tree) string {
-	return func(name string, tr Tree) string {
+func treeWriter(t *testing.T, dir string) func(name string, tr kptpkg.Tree) string {
+	return func(name string, tr kptpkg.Tree) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
 		if err := tr.Write(p); err != nil {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/fneval"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
@@ -36,7 +39,7 @@ func TestGetFetchesRemoteSubpackages(t *testing.T) {
 	if len(res.Packages) != 2 || res.Packages[1].Path != "ns" || res.Packages[1].Resolved.Ref != "basens/v3" {
 		t.Fatalf("fetched %+v, want the root and ns at basens/v3", res.Packages)
 	}
-	kf, err := ReadKptfile(filepath.Join(dest, "ns"))
+	kf, err := kptpkg.ReadKptfile(filepath.Join(dest, "ns"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,19 +79,19 @@ func TestUpdateKeepsUntouchedBytes(t *testing.T) {
 // TestRenderOutputs covers -o stdout/unwrap and --results-dir.
 func TestRenderOutputs(t *testing.T) {
 	t.Parallel()
-	in, err := ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
+	in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := RenderTree(context.Background(), in, RenderOptions{})
+	res, err := render.RenderTree(context.Background(), in, render.RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wrapped, plain bytes.Buffer
-	if err := WriteResources(&wrapped, res.Tree, true); err != nil {
+	if err := render.WriteResources(&wrapped, res.Tree, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteResources(&plain, res.Tree, false); err != nil {
+	if err := render.WriteResources(&plain, res.Tree, false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(wrapped.String(), "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n") || !strings.Contains(wrapped.String(), "image: postgres:16.2") {
@@ -98,7 +101,7 @@ func TestRenderOutputs(t *testing.T) {
 		t.Errorf("-o unwrap output:\n%s", plain.String())
 	}
 	dir := t.TempDir()
-	p, err := WriteResults(dir, res.Results)
+	p, err := render.WriteResults(dir, res.Results)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +118,7 @@ func TestRenderOutputs(t *testing.T) {
 func TestEval(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "pkg")
-	in, err := ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
+	in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +126,7 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := Eval(ctx, dir, EvalOptions{Image: "set-namespace:v0.4.1", Args: []string{"namespace=eval-ns"}}); err != nil {
+	if _, err := fneval.Eval(ctx, dir, fneval.EvalOptions{Image: "set-namespace:v0.4.1", Args: []string{"namespace=eval-ns"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"deployment.yaml", "db/statefulset.yaml"} {
@@ -133,22 +136,22 @@ func TestEval(t *testing.T) {
 		}
 	}
 	cfg := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  tier: gold\n")
-	if _, err := Eval(ctx, dir, EvalOptions{Image: "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0", FnConfig: cfg, FnConfigName: "cfg.yaml"}); err != nil {
+	if _, err := fneval.Eval(ctx, dir, fneval.EvalOptions{Image: "ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0", FnConfig: cfg, FnConfigName: "cfg.yaml"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "deployment.yaml")); !strings.Contains(string(b), "tier: gold") {
 		t.Errorf("eval with --fn-config:\n%s", b)
 	}
-	before, _ := ReadTree(dir)
-	_, err = Eval(ctx, dir, EvalOptions{Exec: "/bin/false"})
+	before, _ := kptpkg.ReadTree(dir)
+	_, err = fneval.Eval(ctx, dir, fneval.EvalOptions{Exec: "/bin/false"})
 	if err == nil || !strings.Contains(err.Error(), "--allow-exec") {
 		t.Errorf("exec without --allow-exec: %v", err)
 	}
-	_, err = Eval(ctx, dir, EvalOptions{Exec: "/bin/false", Runtimes: Runtimes{AllowExec: true}})
+	_, err = fneval.Eval(ctx, dir, fneval.EvalOptions{Exec: "/bin/false", Runtimes: render.Runtimes{AllowExec: true}})
 	if err == nil || !strings.Contains(err.Error(), "/bin/false") {
 		t.Errorf("failing exec function: %v", err)
 	}
-	after, _ := ReadTree(dir)
+	after, _ := kptpkg.ReadTree(dir)
 	if a, r, m := before.Changes(after); len(a)+len(r)+len(m) > 0 {
 		t.Errorf("failed eval changed the package: %v %v %v", a, r, m)
 	}
@@ -204,13 +207,13 @@ func TestDiffTypes(t *testing.T) {
 func TestRenderKeepsUntouchedBytes(t *testing.T) {
 	t.Parallel()
 	odd := "# a comment kpt would keep but re-space\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other   # spaced\n  namespace: apps\ndata: {\"k\": \"v\"}\n"
-	in := Tree{
-		KptfileName:   []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        tier: web\n      selectors:\n        - kind: Deployment\n"),
-		"deploy.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"),
-		"other.yaml":  []byte(odd),
+	in := kptpkg.Tree{
+		kptpkg.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        tier: web\n      selectors:\n        - kind: Deployment\n"),
+		"deploy.yaml":      []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"),
+		"other.yaml":       []byte(odd),
 	}
 	for _, kptOnly := range []bool{false, true} {
-		res, err := RenderTree(context.Background(), in, RenderOptions{kptOnly: kptOnly})
+		res, err := render.RenderTree(context.Background(), in, render.RenderOptions{KptOnly: kptOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/kptbot/kptbot/engine/fneval"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // kpt's package reader skips what .krmignore names (kpt's own e2e cases
@@ -12,9 +16,9 @@ import (
 // it, as kpt does.
 func TestKrmignoredFilesAreNotPackageContent(t *testing.T) {
 	t.Parallel()
-	pkg := func(krmignore bool) Tree {
-		t := Tree{
-			KptfileName:              []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"),
+	pkg := func(krmignore bool) kptpkg.Tree {
+		t := kptpkg.Tree{
+			kptpkg.KptfileName:       []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"),
 			"cm.yaml":                []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"),
 			".expected/config.yaml":  []byte("exitCode: 1\nstdErr: boom\n"),
 			"sub/Kptfile":            []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n"),
@@ -27,7 +31,7 @@ func TestKrmignoredFilesAreNotPackageContent(t *testing.T) {
 		return t
 	}
 	ctx := context.Background()
-	res, err := EvalTree(ctx, pkg(true), EvalOptions{Image: "set-labels:v0.2", Args: []string{"app=shop"}})
+	res, err := fneval.EvalTree(ctx, pkg(true), fneval.EvalOptions{Image: "set-labels:v0.2", Args: []string{"app=shop"}})
 	if err != nil {
 		t.Fatalf("eval: %v", err)
 	}
@@ -37,10 +41,10 @@ func TestKrmignoredFilesAreNotPackageContent(t *testing.T) {
 	if string(res.Tree[".expected/config.yaml"]) != "exitCode: 1\nstdErr: boom\n" {
 		t.Errorf("eval changed an ignored file:\n%s", res.Tree[".expected/config.yaml"])
 	}
-	if _, err := RenderTree(ctx, pkg(true), RenderOptions{}); err != nil {
+	if _, err := render.RenderTree(ctx, pkg(true), render.RenderOptions{}); err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	_, err = EvalTree(ctx, pkg(false), EvalOptions{Image: "set-labels:v0.2", Args: []string{"app=shop"}})
+	_, err = fneval.EvalTree(ctx, pkg(false), fneval.EvalOptions{Image: "set-labels:v0.2", Args: []string{"app=shop"}})
 	if err == nil || !strings.Contains(err.Error(), ".expected/config.yaml: document 0 is not a KRM resource") {
 		t.Errorf("eval without .krmignore = %v, want the non-KRM file named", err)
 	}

@@ -10,6 +10,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // TestReadPackageMatchesKio requires readPackage to return exactly what
@@ -31,14 +35,14 @@ func TestReadPackageMatchesKio(t *testing.T) {
 	pkg["withid.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: id\n  annotations:\n    internal.config.kubernetes.io/id: '3'\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: id2\n")
 	pkg["oldpath.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  annotations:\n    config.kubernetes.io/path: elsewhere.yaml\n")
 	pkg["dup.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  annotations:\n    a: b\n    a: c\n")
-	bad := Tree{KptfileName: pkg[KptfileName], "a.yaml": pkg["resources-0000.yaml"], "b.yaml": []byte("a: [\n"), "c.yaml": []byte("x: : y\n")}
+	bad := kptpkg.Tree{kptpkg.KptfileName: pkg[kptpkg.KptfileName], "a.yaml": pkg["resources-0000.yaml"], "b.yaml": []byte("a: [\n"), "c.yaml": []byte("x: : y\n")}
 
-	for name, tree := range map[string]Tree{"package": pkg, "bad": bad} {
+	for name, tree := range map[string]kptpkg.Tree{"package": pkg, "bad": bad} {
 		dir := filepath.Join(t.TempDir(), "pkg")
 		if err := tree.Write(dir); err != nil {
 			t.Fatal(err)
 		}
-		mem, err := tree.memFS("/pkg")
+		mem, err := tree.MemFS("/pkg")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,14 +54,14 @@ func TestReadPackageMatchesKio(t *testing.T) {
 			for _, subs := range []bool{false, true} {
 				reader := func() kio.LocalPackageReader {
 					return kio.LocalPackageReader{
-						PackagePath: c.path, PackageFileName: KptfileName, MatchFilesGlob: matchAllKRM,
+						PackagePath: c.path, PackageFileName: kptpkg.KptfileName, MatchFilesGlob: render.MatchAllKRM,
 						IncludeSubpackages: subs, PreserveSeqIndent: true, WrapBareSeqNode: true,
-						SetAnnotations: map[string]string{pkgPathAnnotation: c.path},
+						SetAnnotations: map[string]string{render.PkgPathAnnotation: c.path},
 						FileSystem:     filesys.FileSystemOrOnDisk{FileSystem: c.fs},
 					}
 				}
 				want, werr := reader().Read()
-				got, gerr := readPackage(reader())
+				got, gerr := kptpkg.ReadPackage(reader())
 				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 					t.Fatalf("%s %s subpackages=%v: kio error %v, readPackage error %v", name, c.where, subs, werr, gerr)
 				}
@@ -78,7 +82,7 @@ func TestReadPackageMatchesKio(t *testing.T) {
 			}
 		}
 	}
-	if _, err := readPackage(kio.LocalPackageReader{PackagePath: "/does/not/exist"}); err == nil {
+	if _, err := kptpkg.ReadPackage(kio.LocalPackageReader{PackagePath: "/does/not/exist"}); err == nil {
 		t.Fatal("reading a missing package succeeded")
 	}
 }
@@ -93,7 +97,7 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 	origin["anchors.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: anchored\n  labels: &l\n    a: b\ndata: *l\n")
 	origin["legacy.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy # kpt-merge: ns/old\n  annotations:\n    config.k8s.io/id: '1'\n")
 	origin["list.yaml"] = []byte("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: bare\n")
-	local := Tree{}
+	local := kptpkg.Tree{}
 	for p, c := range origin {
 		local[p] = c
 	}
@@ -106,23 +110,23 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 	if err := local.Write(ld); err != nil {
 		t.Fatal(err)
 	}
-	prev, err := readPackageResources(od, "original", nil, nil)
+	prev, err := pkgmerge.ReadPackageResources(od, "original", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reuse := map[string]packageFile{}
+	reuse := map[string]kptpkg.PackageFile{}
 	seen := map[*yaml.Node]bool{}
 	for _, f := range prev {
-		reuse[f.rel] = f
-		for _, n := range f.nodes {
+		reuse[f.Rel] = f
+		for _, n := range f.Nodes {
 			markNodes(n.YNode(), seen)
 		}
 	}
-	want, err := readPackageResources(ld, "dest", nil, nil)
+	want, err := pkgmerge.ReadPackageResources(ld, "dest", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readPackageResources(ld, "dest", reuse, nil)
+	got, err := pkgmerge.ReadPackageResources(ld, "dest", reuse, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,22 +134,22 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 		t.Fatalf("%d files with reuse, %d without", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].rel != want[i].rel || len(got[i].nodes) != len(want[i].nodes) {
-			t.Fatalf("file %d: %s with %d resources with reuse, %s with %d without", i, got[i].rel, len(got[i].nodes), want[i].rel, len(want[i].nodes))
+		if got[i].Rel != want[i].Rel || len(got[i].Nodes) != len(want[i].Nodes) {
+			t.Fatalf("file %d: %s with %d resources with reuse, %s with %d without", i, got[i].Rel, len(got[i].Nodes), want[i].Rel, len(want[i].Nodes))
 		}
-		for j := range want[i].nodes {
-			g, w := got[i].nodes[j].MustString(), want[i].nodes[j].MustString()
+		for j := range want[i].Nodes {
+			g, w := got[i].Nodes[j].MustString(), want[i].Nodes[j].MustString()
 			if g != w {
-				t.Errorf("%s resource %d with reuse:\n%s\nwithout:\n%s", want[i].rel, j, g, w)
+				t.Errorf("%s resource %d with reuse:\n%s\nwithout:\n%s", want[i].Rel, j, g, w)
 			}
-			if !reflect.DeepEqual(got[i].nodes[j].YNode(), want[i].nodes[j].YNode()) {
-				t.Errorf("%s resource %d: nodes differ (positions, styles or tags)", want[i].rel, j)
+			if !reflect.DeepEqual(got[i].Nodes[j].YNode(), want[i].Nodes[j].YNode()) {
+				t.Errorf("%s resource %d: nodes differ (positions, styles or tags)", want[i].Rel, j)
 			}
 			shared := map[*yaml.Node]bool{}
-			markNodes(got[i].nodes[j].YNode(), shared)
+			markNodes(got[i].Nodes[j].YNode(), shared)
 			for n := range shared {
 				if seen[n] {
-					t.Fatalf("%s resource %d shares a node with the earlier tree", want[i].rel, j)
+					t.Fatalf("%s resource %d shares a node with the earlier tree", want[i].Rel, j)
 				}
 			}
 		}
@@ -182,20 +186,20 @@ func TestMemTreesReadLikeDisk(t *testing.T) {
 	if err := tree.Write(diskDir); err != nil {
 		t.Fatal(err)
 	}
-	m := memTrees{}
-	if err := m.write(tree, memDir, true); err != nil {
+	m := kptpkg.MemTrees{}
+	if err := m.Write(tree, memDir, true); err != nil {
 		t.Fatal(err)
 	}
-	if m.fs(memDir) == nil || m.fs(filepath.Join(memDir, "nested")) == nil || m.fs(diskDir) != nil || m.fs(memDir+"x") != nil {
+	if m.FS(memDir) == nil || m.FS(filepath.Join(memDir, "nested")) == nil || m.FS(diskDir) != nil || m.FS(memDir+"x") != nil {
 		t.Fatal("memTrees.fs does not find the in-memory tree (or finds one for a disk path)")
 	}
-	onDisk, err := ReadTree(memDir)
+	onDisk, err := kptpkg.ReadTree(memDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for p, c := range tree {
-		if _, ok := onDisk[p]; ok == isYAMLFile(p) {
-			t.Errorf("%s: on disk %v, want %v", p, ok, !isYAMLFile(p))
+		if _, ok := onDisk[p]; ok == kptpkg.IsYAMLFile(p) {
+			t.Errorf("%s: on disk %v, want %v", p, ok, !kptpkg.IsYAMLFile(p))
 		} else if ok && !bytes.Equal(onDisk[p], c) {
 			t.Errorf("%s: written %q, want %q", p, onDisk[p], c)
 		}
@@ -204,11 +208,11 @@ func TestMemTreesReadLikeDisk(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{"", "nested"} {
-		want, err := readPackageResources(filepath.Join(diskDir, dir), "updated", nil, nil)
+		want, err := pkgmerge.ReadPackageResources(filepath.Join(diskDir, dir), "updated", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readPackageResources(filepath.Join(memDir, dir), "updated", nil, m.fs(filepath.Join(memDir, dir)))
+		got, err := pkgmerge.ReadPackageResources(filepath.Join(memDir, dir), "updated", nil, m.FS(filepath.Join(memDir, dir)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,23 +220,23 @@ func TestMemTreesReadLikeDisk(t *testing.T) {
 			t.Fatalf("%q: %d files from memory, %d from disk", dir, len(got), len(want))
 		}
 		for i := range want {
-			if got[i].rel != want[i].rel || len(got[i].nodes) != len(want[i].nodes) {
-				t.Fatalf("%q file %d: %s (%d resources) from memory, %s (%d) from disk", dir, i, got[i].rel, len(got[i].nodes), want[i].rel, len(want[i].nodes))
+			if got[i].Rel != want[i].Rel || len(got[i].Nodes) != len(want[i].Nodes) {
+				t.Fatalf("%q file %d: %s (%d resources) from memory, %s (%d) from disk", dir, i, got[i].Rel, len(got[i].Nodes), want[i].Rel, len(want[i].Nodes))
 			}
-			for j := range want[i].nodes {
-				if g, w := got[i].nodes[j].MustString(), want[i].nodes[j].MustString(); g != w {
-					t.Errorf("%s resource %d from memory:\n%s\nfrom disk:\n%s", want[i].rel, j, g, w)
+			for j := range want[i].Nodes {
+				if g, w := got[i].Nodes[j].MustString(), want[i].Nodes[j].MustString(); g != w {
+					t.Errorf("%s resource %d from memory:\n%s\nfrom disk:\n%s", want[i].Rel, j, g, w)
 				}
 			}
 		}
 	}
 
-	withSub := Tree{KptfileName: tree[KptfileName], "a.yaml": tree["nested/a.yml"], "sub/Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n")}
+	withSub := kptpkg.Tree{kptpkg.KptfileName: tree[kptpkg.KptfileName], "a.yaml": tree["nested/a.yml"], "sub/Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n")}
 	subDir := filepath.Join(root, "sub")
-	if err := m.write(withSub, subDir, true); err != nil {
+	if err := m.Write(withSub, subDir, true); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadTree(subDir); err != nil || !got.Equal(withSub) || m.fs(subDir) != nil {
+	if got, err := kptpkg.ReadTree(subDir); err != nil || !got.Equal(withSub) || m.FS(subDir) != nil {
 		t.Errorf("a tree with a subpackage was not written whole: %v, %v", got.Paths(), err)
 	}
 }

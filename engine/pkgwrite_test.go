@@ -11,6 +11,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // TestWritePackageMatchesKio writes the same resources with writePackage
@@ -89,16 +92,16 @@ func TestWritePackageMatchesKio(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			base := t.TempDir()
-			results := map[string]Tree{}
+			results := map[string]kptpkg.Tree{}
 			errs := map[string]string{}
 			for _, who := range []string{"kio", "kptbot"} {
 				dir := filepath.Join(base, who)
 				if err := pkg.Write(dir); err != nil {
 					t.Fatal(err)
 				}
-				nodes, err := kio.LocalPackageReader{PackagePath: dir, PackageFileName: KptfileName, MatchFilesGlob: matchAllKRM,
+				nodes, err := kio.LocalPackageReader{PackagePath: dir, PackageFileName: kptpkg.KptfileName, MatchFilesGlob: render.MatchAllKRM,
 					IncludeSubpackages: true, PreserveSeqIndent: true, WrapBareSeqNode: true,
-					SetAnnotations: map[string]string{mergeSourceAnnotation: "x"}}.Read()
+					SetAnnotations: map[string]string{kptpkg.MergeSourceAnnotation: "x"}}.Read()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,16 +113,16 @@ func TestWritePackageMatchesKio(t *testing.T) {
 					t.Fatal(err)
 				}
 				nodes = edit(nodes)
-				clear := []string{mergeSourceAnnotation}
+				clear := []string{kptpkg.MergeSourceAnnotation}
 				if who == "kio" {
 					err = kio.LocalPackageWriter{PackagePath: dir, ClearAnnotations: clear}.Write(nodes)
 				} else {
-					err = writePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, clear)
+					err = kptpkg.WritePackage(filesys.FileSystemOrOnDisk{}, dir, nodes, clear)
 				}
 				if err != nil {
 					errs[who] = strings.ReplaceAll(err.Error(), dir, "<pkg>")
 				}
-				if results[who], err = ReadTree(dir); err != nil {
+				if results[who], err = kptpkg.ReadTree(dir); err != nil {
 					t.Fatal(err)
 				}
 			}

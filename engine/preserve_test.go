@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"math/rand"
 	"testing"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 // TestSameMeaningMatchesRead requires the streaming, stop-at-the-first-
@@ -36,8 +38,8 @@ func TestSameMeaningMatchesRead(t *testing.T) {
 	}
 	for _, p := range pairs {
 		for _, ab := range [][2]string{p, {p[1], p[0]}} {
-			want := sameMeaningRead(maphash.MakeSeed(), []byte(ab[0]), []byte(ab[1]))
-			if got := sameMeaning([]byte(ab[0]), []byte(ab[1])); got != want {
+			want := kptpkg.SameMeaningRead(maphash.MakeSeed(), []byte(ab[0]), []byte(ab[1]))
+			if got := kptpkg.SameMeaning([]byte(ab[0]), []byte(ab[1])); got != want {
 				t.Fatalf("sameMeaning = %v, reading every document says %v:\n%s\n=====\n%s", got, want, ab[0], ab[1])
 			}
 		}
@@ -47,7 +49,7 @@ func TestSameMeaningMatchesRead(t *testing.T) {
 		pkg := genPackage(30, 1)
 		for _, tag := range []string{"x", "y"} {
 			for p, b := range mutate(pkg, r, tag) {
-				if p != KptfileName {
+				if p != kptpkg.KptfileName {
 					files = append(files, string(b))
 				}
 			}
@@ -65,8 +67,8 @@ func TestSameMeaningMatchesRead(t *testing.T) {
 				b = "# reformatted\n" + a
 			}
 		}
-		want := sameMeaningRead(maphash.MakeSeed(), []byte(a), []byte(b))
-		if got := sameMeaning([]byte(a), []byte(b)); got != want {
+		want := kptpkg.SameMeaningRead(maphash.MakeSeed(), []byte(a), []byte(b))
+		if got := kptpkg.SameMeaning([]byte(a), []byte(b)); got != want {
 			t.Fatalf("sameMeaning = %v, reading every document says %v:\n%s\n=====\n%s", got, want, a, b)
 		}
 		compared++

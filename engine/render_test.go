@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // renderCase is testdata/render/<case>/case.yaml (optional).
@@ -29,7 +32,7 @@ func TestRenderGolden(t *testing.T) {
 					t.Fatalf("case.yaml: %v", err)
 				}
 			}
-			in, err := ReadTree(filepath.Join(caseDir, "in"))
+			in, err := kptpkg.ReadTree(filepath.Join(caseDir, "in"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,10 +40,10 @@ func TestRenderGolden(t *testing.T) {
 			if err := in.Write(dir); err != nil {
 				t.Fatal(err)
 			}
-			res, err := Render(context.Background(), dir, RenderOptions{Runtimes: Runtimes{AllowExec: c.AllowExec}})
+			res, err := render.Render(context.Background(), dir, render.RenderOptions{Runtimes: render.Runtimes{AllowExec: c.AllowExec}})
 			if err != nil {
 				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
-				after, rerr := ReadTree(dir)
+				after, rerr := kptpkg.ReadTree(dir)
 				if rerr != nil {
 					t.Fatal(rerr)
 				}
@@ -49,20 +52,20 @@ func TestRenderGolden(t *testing.T) {
 					return
 				}
 				added, removed, modified := in.Changes(after)
-				if len(added)+len(removed) > 0 || (len(modified) > 0 && !(len(modified) == 1 && modified[0] == KptfileName)) {
+				if len(added)+len(removed) > 0 || (len(modified) > 0 && !(len(modified) == 1 && modified[0] == kptpkg.KptfileName)) {
 					t.Errorf("failed render changed the package: added %v removed %v modified %v", added, removed, modified)
 				}
-				var re *RenderError
+				var re *render.RenderError
 				if errors.As(err, &re) {
 					// The Rendered condition and the render status kpt records.
-					checkGoldenFile(t, filepath.Join(caseDir, "want", KptfileName), after[KptfileName])
+					checkGoldenFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])
 				}
 				return
 			}
 			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
 				t.Fatalf("Render succeeded, want the error in error.txt")
 			}
-			got, err := ReadTree(dir)
+			got, err := kptpkg.ReadTree(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,13 +7,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // starlarkPackage is a package whose pipeline runs the starlark source.
-func starlarkPackage(source string) Tree {
+func starlarkPackage(source string) kptpkg.Tree {
 	indented := "    " + strings.ReplaceAll(strings.TrimSpace(source), "\n", "\n    ")
-	return Tree{
-		KptfileName: []byte(`apiVersion: kpt.dev/v1
+	return kptpkg.Tree{
+		kptpkg.KptfileName: []byte(`apiVersion: kpt.dev/v1
 kind: Kptfile
 metadata:
   name: app
@@ -50,11 +53,11 @@ func TestStarlarkScriptIsBounded(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			_, err := RenderTree(ctx, starlarkPackage(tt.source), RenderOptions{})
+			_, err := render.RenderTree(ctx, starlarkPackage(tt.source), render.RenderOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("render = %v, want an error containing %q", err, tt.want)
 			}
-			var re *RenderError
+			var re *render.RenderError
 			if !errors.As(err, &re) {
 				t.Errorf("error is not a RenderError: %T", err)
 			}
@@ -67,7 +70,7 @@ func TestStarlarkScriptIsBounded(t *testing.T) {
 func TestStarlarkSeesNoProcessEnvironment(t *testing.T) {
 	t.Setenv("KPTBOT_TEST_SECRET", "s3cr3t")
 	src := "for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['data']['env'] = str(len(ctx.environment)) + ':' + ctx.environment.get('KPTBOT_TEST_SECRET', 'unset')"
-	res, err := RenderTree(context.Background(), starlarkPackage(src), RenderOptions{})
+	res, err := render.RenderTree(context.Background(), starlarkPackage(src), render.RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestStarlarkCancelledByContextWhileOthersRun(t *testing.T) {
 	defer cancelA()
 	errA := make(chan error, 1)
 	go func() {
-		_, err := RenderTree(ctxA, starlarkPackage("def f():\n  while True:\n    pass\nf()"), RenderOptions{StarlarkMaxSteps: math.MaxUint64})
+		_, err := render.RenderTree(ctxA, starlarkPackage("def f():\n  while True:\n    pass\nf()"), render.RenderOptions{StarlarkMaxSteps: math.MaxUint64})
 		errA <- err
 	}()
 	// Give A time to reach its loop (not a timing assertion: if A has not
@@ -95,7 +98,7 @@ func TestStarlarkCancelledByContextWhileOthersRun(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	ctxB, cancelB := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancelB()
-	res, err := RenderTree(ctxB, starlarkPackage("for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['metadata']['name'] = 'renamed'"), RenderOptions{})
+	res, err := render.RenderTree(ctxB, starlarkPackage("for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['metadata']['name'] = 'renamed'"), render.RenderOptions{})
 	if err != nil {
 		t.Fatalf("render B: %v", err)
 	}

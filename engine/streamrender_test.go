@@ -10,13 +10,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // streamCases are packages written to exercise the streamed render: a
 // config file edited by the functions before the one that reads it,
 // subpackages with their own configs, selectors and exclusions, a
 // validator, and files whose resources only some functions change.
-var streamCases = map[string]Tree{
+var streamCases = map[string]kptpkg.Tree{
 	"config-edited-before-use": {
 		"Kptfile": []byte(`apiVersion: kpt.dev/v1
 kind: Kptfile
@@ -197,7 +200,7 @@ pipeline:
 `
 
 func init() {
-	streamCases["apply-replacements"] = Tree{
+	streamCases["apply-replacements"] = kptpkg.Tree{
 		"Kptfile": []byte(replacementsKptfile),
 		// the second replacement's source is the first one's target
 		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
@@ -246,7 +249,7 @@ spec:
           image: envoy:1
 `),
 	}
-	fallBackCases["replacement-renames-into-its-source"] = Tree{
+	fallBackCases["replacement-renames-into-its-source"] = kptpkg.Tree{
 		"Kptfile": []byte(replacementsKptfile),
 		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
 kind: ApplyReplacements
@@ -288,16 +291,16 @@ replacements:
 // numbers the whole list's resources in an annotation search-replace
 // reads and may rewrite; .krmignore hides files from the render.
 func init() {
-	fallBackCases["function-panics"] = Tree{
+	fallBackCases["function-panics"] = kptpkg.Tree{
 		"Kptfile":  []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n"),
 		"crd.yaml": []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\nspec:\n  conversion:\n    webhook:\n      clientConfig:\n        service:\n          namespace: [a, b]\n"),
 	}
-	fallBackCases["search-replace-sees-the-selection"] = Tree{
+	fallBackCases["search-replace-sees-the-selection"] = kptpkg.Tree{
 		"Kptfile":     []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: search-replace:v0.2\n      configMap:\n        by-value: \"1\"\n        put-value: \"3\"\n      selectors:\n        - kind: Deployment\n"),
 		"deploy.yaml": []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n"),
 		"other.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n"),
 	}
-	streamCases["krmignore"] = Tree{
+	streamCases["krmignore"] = kptpkg.Tree{
 		"Kptfile":      []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-labels:v0.2\n      configMap:\n        team: ops\n"),
 		".krmignore":   []byte("ignored.yaml\n"),
 		"a.yaml":       []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"),
@@ -306,7 +309,7 @@ func init() {
 }
 
 // fallBackCases must not stream: the whole-list render decides.
-var fallBackCases = map[string]Tree{
+var fallBackCases = map[string]kptpkg.Tree{
 	"moves-a-resource": {
 		"Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-annotations:v0.1\n      configMap:\n        internal.config.kubernetes.io/path: all.yaml\n"),
 		"a.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"),
@@ -342,7 +345,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			out, results, ok, err := streamRender(ctx, in, RenderOptions{})
+			out, results, ok, err := render.StreamRender(ctx, in, render.RenderOptions{})
 			if err != nil {
 				t.Fatalf("streamRender: %v", err)
 			}
@@ -355,7 +358,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if !ok {
 				return
 			}
-			whole, werr := RenderTree(ctx, in, RenderOptions{wholeList: true})
+			whole, werr := render.RenderTree(ctx, in, render.RenderOptions{WholeList: true})
 			if werr != nil {
 				t.Fatalf("streamed a package the whole-list render fails: %v", werr)
 			}
@@ -382,7 +385,7 @@ func TestStreamRenderRandom(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		in := randomPackage(rand.New(rand.NewSource(seed)))
 		ctx := context.Background()
-		out, results, ok, err := streamRender(ctx, in, RenderOptions{})
+		out, results, ok, err := render.StreamRender(ctx, in, render.RenderOptions{})
 		if err != nil {
 			t.Fatalf("seed %d: streamRender: %v", seed, err)
 		}
@@ -391,12 +394,12 @@ func TestStreamRenderRandom(t *testing.T) {
 		}
 		streamed++
 		for p, b := range in {
-			if strings.HasSuffix(p, KptfileName) && strings.Contains(string(b), "apply-replacements") {
+			if strings.HasSuffix(p, kptpkg.KptfileName) && strings.Contains(string(b), "apply-replacements") {
 				replaced++
 				break
 			}
 		}
-		whole, werr := RenderTree(ctx, in, RenderOptions{wholeList: true})
+		whole, werr := render.RenderTree(ctx, in, render.RenderOptions{WholeList: true})
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
 		}
@@ -422,9 +425,9 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 	for seed := int64(1); seed <= 60; seed++ {
 		in := randomPackage(rand.New(rand.NewSource(seed)))
 		ctx := context.Background()
-		kpt, kerr := RenderTree(ctx, in, RenderOptions{kptOnly: true})
-		for _, opts := range []RenderOptions{{}, {wholeList: true}} {
-			fast, ferr := RenderTree(ctx, in, opts)
+		kpt, kerr := render.RenderTree(ctx, in, render.RenderOptions{KptOnly: true})
+		for _, opts := range []render.RenderOptions{{}, {WholeList: true}} {
+			fast, ferr := render.RenderTree(ctx, in, opts)
 			if (ferr == nil) != (kerr == nil) {
 				t.Fatalf("seed %d, %+v: kptbot error %v, kpt error %v", seed, opts, ferr, kerr)
 			}
@@ -443,9 +446,9 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 }
 
 // randomPackage builds a package tree for the random render tests.
-func randomPackage(r *rand.Rand) Tree {
+func randomPackage(r *rand.Rand) kptpkg.Tree {
 	pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
-	t := Tree{}
+	t := kptpkg.Tree{}
 	dirs := []string{"."}
 	for _, d := range []string{"sub", "sub/deeper", "other"} {
 		if r.Intn(2) == 0 && (d != "sub/deeper" || slices.Contains(dirs, "sub")) {
@@ -525,7 +528,7 @@ func randomPackage(r *rand.Rand) Tree {
 				kf += "  validators:\n" + function(dir, 9)
 			}
 		}
-		t[path.Join(dir, KptfileName)] = []byte(kf)
+		t[path.Join(dir, kptpkg.KptfileName)] = []byte(kf)
 		for f := 0; f < 1+r.Intn(4); f++ {
 			var docs []string
 			for i := 0; i < 1+r.Intn(4); i++ {

@@ -13,6 +13,10 @@ import (
 	"github.com/kptdev/kpt/pkg/lib/update"
 	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // UpdateOptions configures Update.
@@ -30,7 +34,7 @@ type UpdateResult struct {
 	Packages []FetchedPackage `json:"packages"`
 	// Conflicts lists the fields where local and upstream both changed and
 	// upstream won.
-	Conflicts []Conflict `json:"conflicts"`
+	Conflicts []pkgmerge.Conflict `json:"conflicts"`
 	// Added, Removed and Modified list the package's files that changed.
 	Added    []string `json:"added,omitempty"`
 	Removed  []string `json:"removed,omitempty"`
@@ -42,13 +46,13 @@ type UpdateResult struct {
 // is dir. The merge runs on a copy; dir is changed only when every package
 // merged, so a failure leaves it as it was.
 func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*UpdateResult, error) {
-	kf, err := ReadKptfile(dir)
+	kf, err := kptpkg.ReadKptfile(dir)
 	if err != nil {
 		return nil, err
 	}
-	up, err := UpstreamOf(kf)
+	up, err := kptpkg.UpstreamOf(kf)
 	if err != nil {
-		return nil, fmt.Errorf("updating %s: %s: %w", dir, KptfileName, err)
+		return nil, fmt.Errorf("updating %s: %s: %w", dir, kptpkg.KptfileName, err)
 	}
 	if up == nil {
 		return nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git, or a generic OCI/HTTP upstream): nothing to update from", dir)
@@ -58,7 +62,7 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 			return nil, err
 		}
 	}
-	have, err := ReadTree(dir)
+	have, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +76,7 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 		return nil, err
 	}
 
-	u := &updater{fetcher: f, work: work, res: &UpdateResult{}, mem: memTrees{}}
+	u := &updater{fetcher: f, work: work, res: &UpdateResult{}, mem: kptpkg.MemTrees{}}
 	originalRef := up.Ref
 	if opts.Version != "" {
 		up.Ref = opts.Version
@@ -84,8 +88,8 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	if strategy == "" {
 		strategy = kptfilev1.ResourceMerge
 	}
-	setUpstream(kf, *up, strategy)
-	if err := WriteKptfile(local, kf); err != nil {
+	kptpkg.SetUpstream(kf, *up, strategy)
+	if err := kptpkg.WriteKptfile(local, kf); err != nil {
 		return nil, err
 	}
 
@@ -101,61 +105,16 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 			return nil, err
 		}
 	}
-	want, err := ReadTree(local)
+	want, err := kptpkg.ReadTree(local)
 	if err != nil {
 		return nil, err
 	}
-	preserveUntouched(have, want)
+	kptpkg.PreserveUntouched(have, want)
 	u.res.Added, u.res.Removed, u.res.Modified = have.Changes(want)
-	if err := syncDir(dir, have, want); err != nil {
+	if err := kptpkg.SyncDir(dir, have, want); err != nil {
 		return nil, fmt.Errorf("writing the merged package to %s: %w", dir, err)
 	}
 	return u.res, nil
-}
-
-// applyPresence applies kpt's rules for a (sub)package that is missing
-// on some side: added upstream (copied in), added locally or deleted
-// locally (left alone), deleted upstream (removed unless changed locally),
-// added on both sides (an error). done is false when the package exists on
-// all three sides and must be merged.
-func applyPresence(sub, localPath, updatedPath, originPath string, localExists, updatedExists, originExists bool) (done bool, err error) {
-	switch {
-	case originExists && localExists && updatedExists:
-		return false, nil
-	case !originExists && localExists && updatedExists:
-		return true, fmt.Errorf("subpackage %q added in both upstream and local: remove one of them and update again", sub)
-	case !originExists && !localExists && updatedExists:
-		t, err := ReadTree(updatedPath)
-		if err != nil {
-			return true, err
-		}
-		if err := t.Write(localPath); err != nil {
-			return true, err
-		}
-		return true, addMergeCommentsToDirs(localPath)
-	case originExists && localExists && !updatedExists:
-		// Deleted upstream: removed only if unchanged locally (compared with
-		// merge comments on both sides, as kpt compares them).
-		if err := addMergeCommentsToDirs(originPath); err != nil {
-			return true, err
-		}
-		// kyaml's copyutil.Diff would do, but it prints every difference
-		// to stdout, which would corrupt `pkg update -o json`.
-		origin, err := ReadTree(originPath)
-		if err != nil {
-			return true, err
-		}
-		local, err := ReadTree(localPath)
-		if err != nil {
-			return true, err
-		}
-		if added, removed, modified := origin.Changes(local); len(added)+len(removed)+len(modified) == 0 {
-			return true, os.RemoveAll(localPath)
-		}
-		return true, nil
-	default:
-		return true, nil // added or deleted locally: left as it is
-	}
 }
 
 // updateTree updates the root package at local and then, in turn, every
@@ -185,11 +144,11 @@ func (u *updater) updateTree(ctx context.Context, local, dir string, kf *kptfile
 		}
 		for _, s := range subs {
 			subDir := filepath.Join(local, rel, s)
-			skf, err := ReadKptfile(subDir)
+			skf, err := kptpkg.ReadKptfile(subDir)
 			if err != nil {
 				return err
 			}
-			if skf.Upstream == nil || (skf.Upstream.Git == nil && skf.Upstream.Type != GenericOrigin) {
+			if skf.Upstream == nil || (skf.Upstream.Git == nil && skf.Upstream.Type != kptpkg.GenericOrigin) {
 				continue
 			}
 			// Subpackages cloned from the same git upstream at the same ref
@@ -203,7 +162,7 @@ func (u *updater) updateTree(ctx context.Context, local, dir string, kf *kptfile
 				if opts.Strategy != "" {
 					skf.Upstream.UpdateStrategy = kptfilev1.UpdateStrategyType(opts.Strategy)
 				}
-				if err := WriteKptfile(subDir, skf); err != nil {
+				if err := kptpkg.WriteKptfile(subDir, skf); err != nil {
 					return err
 				}
 			}
@@ -237,7 +196,7 @@ type updater struct {
 	work          string
 	n             int
 	// mem holds the upstream trees whose YAML files are not on disk.
-	mem memTrees
+	mem kptpkg.MemTrees
 	res *UpdateResult
 }
 
@@ -251,17 +210,17 @@ func (u *updater) tempDir(kind string) (string, error) {
 // and the packages inside it that come from the same upstream.
 func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	pkgDir := filepath.Join(root, rel)
-	kf, err := ReadKptfile(pkgDir)
+	kf, err := kptpkg.ReadKptfile(pkgDir)
 	if err != nil {
 		return err
 	}
-	up, err := UpstreamOf(kf)
+	up, err := kptpkg.UpstreamOf(kf)
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+		return fmt.Errorf("%s: %w", filepath.Join(rel, kptpkg.KptfileName), err)
 	}
-	lock, err := LockOf(kf)
+	lock, err := kptpkg.LockOf(kf)
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rel, KptfileName), err)
+		return fmt.Errorf("%s: %w", filepath.Join(rel, kptpkg.KptfileName), err)
 	}
 	updFiles, resolved, err := u.fetcher.Fetch(ctx, up.Repo, up.Dir, up.Ref)
 	if err != nil {
@@ -274,7 +233,7 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 	if err != nil {
 		return err
 	}
-	if err := u.mem.write(Tree(updFiles), updatedDir, inMemory); err != nil {
+	if err := u.mem.Write(kptpkg.Tree(updFiles), updatedDir, inMemory); err != nil {
 		return err
 	}
 	originDir, err := u.tempDir("origin")
@@ -282,12 +241,12 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		return err
 	}
 	if lock != nil {
-		repo, dir, version := lock.fetchArgs()
+		repo, dir, version := lock.FetchArgs()
 		orgFiles, _, err := u.fetcher.Fetch(ctx, repo, dir, version)
 		if err != nil {
 			return fmt.Errorf("fetching origin %s at %s (upstreamLock): %w", lock.Origin, lock.Commit, err)
 		}
-		if err := u.mem.write(Tree(orgFiles), originDir, inMemory); err != nil {
+		if err := u.mem.Write(kptpkg.Tree(orgFiles), originDir, inMemory); err != nil {
 			return err
 		}
 	}
@@ -296,7 +255,7 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		strategy = string(kptfilev1.ResourceMerge)
 	}
 	if err := checkStrategy(strategy); err != nil {
-		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, KptfileName), err)
+		return fmt.Errorf("%s: upstream.updateStrategy: %w", filepath.Join(rel, kptpkg.KptfileName), err)
 	}
 	if strategy != string(kptfilev1.ResourceMerge) {
 		u.otherStrategy = true
@@ -304,7 +263,7 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 
 	if strategy != string(kptfilev1.ResourceMerge) {
 		// resourceMerge adds them to the parsed resources itself.
-		if err := addMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
+		if err := pkgmerge.AddMergeCommentsToDirs(pkgDir, updatedDir, originDir); err != nil {
 			return err
 		}
 	}
@@ -319,64 +278,46 @@ func (u *updater) updateRoot(ctx context.Context, root, rel string) error {
 		if err != nil {
 			return err
 		}
-		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, prefixConflicts(sub, cs))...)
+		u.res.Conflicts = append(u.res.Conflicts, pkgmerge.PrefixConflicts(rel, pkgmerge.PrefixConflicts(sub, cs))...)
 		for _, s := range remoteSubpackages(lp, up, op) {
 			stack = append(stack, path.Join(sub, s))
 		}
 	}
 
-	merged, err := ReadKptfile(pkgDir)
+	merged, err := kptpkg.ReadKptfile(pkgDir)
 	if err != nil {
 		return err
 	}
 	if strategy == string(kptfilev1.ResourceMerge) {
-		orgKf := readKptfileOrEmpty(originDir)
-		updKf := readKptfileOrEmpty(updatedDir)
-		pipe, pc := mergePipeline(orgKf.Pipeline, localKfBefore.Pipeline, updKf.Pipeline)
+		orgKf := pkgmerge.ReadKptfileOrEmpty(originDir)
+		updKf := pkgmerge.ReadKptfileOrEmpty(updatedDir)
+		pipe, pc := pkgmerge.MergePipeline(orgKf.Pipeline, localKfBefore.Pipeline, updKf.Pipeline)
 		merged.Pipeline = pipe
-		u.res.Conflicts = append(u.res.Conflicts, prefixConflicts(rel, pc)...)
+		u.res.Conflicts = append(u.res.Conflicts, pkgmerge.PrefixConflicts(rel, pc)...)
 	}
-	setUpstream(merged, *up, kf.Upstream.UpdateStrategy)
-	setLock(merged, lockFrom(*up, resolved))
-	if err := WriteKptfile(pkgDir, merged); err != nil {
+	kptpkg.SetUpstream(merged, *up, kf.Upstream.UpdateStrategy)
+	kptpkg.SetLock(merged, kptpkg.LockFrom(*up, resolved))
+	if err := kptpkg.WriteKptfile(pkgDir, merged); err != nil {
 		return err
 	}
 	u.res.Packages = append(u.res.Packages, FetchedPackage{Path: rel, Repo: up.Repo, Dir: up.Dir, Resolved: resolved, Store: up.Store})
 	return nil
 }
 
-func prefixConflicts(rel string, cs []Conflict) []Conflict {
-	if rel == "." {
-		return cs
-	}
-	for i := range cs {
-		cs[i].File = rel + "/" + cs[i].File
-	}
-	return cs
-}
-
-func readKptfileOrEmpty(dir string) *kptfilev1.KptFile {
-	kf, err := ReadKptfile(dir)
-	if err != nil {
-		return &kptfilev1.KptFile{}
-	}
-	return kf
-}
-
 func isPackageDir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, KptfileName))
+	_, err := os.Stat(filepath.Join(dir, kptpkg.KptfileName))
 	return err == nil
 }
 
 // updatePackage applies kpt's rules for one package of an upstream tree:
 // added, deleted or changed on either side.
-func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool, mem memTrees) ([]Conflict, error) {
+func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isRoot bool, mem kptpkg.MemTrees) ([]pkgmerge.Conflict, error) {
 	localExists := isPackageDir(localPath)
 	updatedExists, originExists := isRoot, isRoot
 	if !isRoot {
 		updatedExists, originExists = isPackageDir(updatedPath), isPackageDir(originPath)
 	}
-	if done, err := applyPresence(sub, localPath, updatedPath, originPath, localExists, updatedExists, originExists); done || err != nil {
+	if done, err := pkgmerge.ApplyPresence(sub, localPath, updatedPath, originPath, localExists, updatedExists, originExists); done || err != nil {
 		return nil, err
 	}
 	opts := updatetypes.Options{
@@ -387,7 +328,7 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 		IsRoot:         isRoot,
 	}
 	if strategy == string(kptfilev1.ResourceMerge) {
-		return resourceMerge(localPath, updatedPath, originPath, isRoot, mem)
+		return pkgmerge.ResourceMerge(localPath, updatedPath, originPath, isRoot, mem)
 	}
 	if strategy == string(kptfilev1.FastForward) && localExists {
 		// kpt (v1.0.0-beta.63 and later) ignores the last render's record
@@ -407,15 +348,15 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 // condition from dir/Kptfile (and status, when nothing else is left), as
 // kpt's fast-forward update does.
 func clearRenderRecord(dir string) error {
-	p := filepath.Join(dir, KptfileName)
+	p := filepath.Join(dir, kptpkg.KptfileName)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", p, err)
 	}
-	if !bytes.Contains(b, []byte("renderStatus")) && !bytes.Contains(b, []byte(ConditionRendered)) {
+	if !bytes.Contains(b, []byte("renderStatus")) && !bytes.Contains(b, []byte(render.ConditionRendered)) {
 		return nil
 	}
-	out, err := editKptfile(b, func(kf *yaml.RNode) error {
+	out, err := kptpkg.EditKptfile(b, func(kf *yaml.RNode) error {
 		status := kf.Field("status")
 		if status == nil {
 			return nil
@@ -426,7 +367,7 @@ func clearRenderRecord(dir string) error {
 		if conds := status.Value.Field("conditions"); conds != nil && conds.Value.YNode().Kind == yaml.SequenceNode {
 			var kept []*yaml.Node
 			for _, c := range conds.Value.YNode().Content {
-				if t := yaml.NewRNode(c).Field("type"); t == nil || yaml.GetValue(t.Value) != ConditionRendered {
+				if t := yaml.NewRNode(c).Field("type"); t == nil || yaml.GetValue(t.Value) != render.ConditionRendered {
 					kept = append(kept, c)
 				}
 			}
@@ -472,7 +413,7 @@ func remoteSubpackages(dirs ...string) []string {
 			continue
 		}
 		for _, s := range subs {
-			kf, err := ReadKptfile(filepath.Join(d, s))
+			kf, err := kptpkg.ReadKptfile(filepath.Join(d, s))
 			if err != nil || kf.Upstream == nil || seen[s] {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
@@ -25,7 +26,7 @@ func TestFastForwardIgnoresRenderRecord(t *testing.T) {
 	if _, err := Get(ctx, f, dest, GetOptions{Repo: repo, Dir: "/basens", Version: "v2", Strategy: kptfilev1.FastForward}); err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	p := filepath.Join(dest, KptfileName)
+	p := filepath.Join(dest, kptpkg.KptfileName)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

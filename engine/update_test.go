@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
@@ -58,7 +60,7 @@ func buildUpstream(t *testing.T, caseDir, pkg string) string {
 		if err := os.RemoveAll(filepath.Join(wt, pkg)); err != nil {
 			t.Fatal(err)
 		}
-		tree, err := ReadTree(filepath.Join(caseDir, "upstream", v))
+		tree, err := kptpkg.ReadTree(filepath.Join(caseDir, "upstream", v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +105,7 @@ func TestUpdateGolden(t *testing.T) {
 				t.Fatalf("Get: %v", err)
 			}
 			if edits := filepath.Join(caseDir, "local-edits"); exists(edits) {
-				tree, err := ReadTree(edits)
+				tree, err := kptpkg.ReadTree(edits)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -129,7 +131,7 @@ func TestUpdateGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, err := ReadTree(dest)
+			before, err := kptpkg.ReadTree(dest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +139,7 @@ func TestUpdateGolden(t *testing.T) {
 			res, err := Update(ctx, f, dest, UpdateOptions{Version: c.To, Strategy: c.Strategy})
 			if err != nil {
 				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), norm([]byte(err.Error()+"\n")))
-				after, rerr := ReadTree(dest)
+				after, rerr := kptpkg.ReadTree(dest)
 				if rerr != nil {
 					t.Fatal(rerr)
 				}
@@ -149,13 +151,13 @@ func TestUpdateGolden(t *testing.T) {
 			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
 				t.Fatalf("Update succeeded, want the error in error.txt")
 			}
-			got, err := ReadTree(dest)
+			got, err := kptpkg.ReadTree(dest)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkGoldenTree(t, filepath.Join(caseDir, "want"), got, norm)
 			if res.Conflicts == nil {
-				res.Conflicts = []Conflict{}
+				res.Conflicts = []pkgmerge.Conflict{}
 			}
 			cj, _ := json.MarshalIndent(res.Conflicts, "", "  ")
 			checkGoldenFile(t, filepath.Join(caseDir, "conflicts.json"), append(cj, '\n'))

@@ -12,7 +12,8 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
@@ -47,9 +48,9 @@ type Action struct {
 	// Conflicts are the fields where the package's local edits and the
 	// new upstream both changed and upstream won; they are in the draft's
 	// commit message too.
-	Conflicts []engine.Conflict `json:"conflicts,omitempty"`
+	Conflicts []pkgmerge.Conflict `json:"conflicts,omitempty"`
 
-	files engine.Tree
+	files kptpkg.Tree
 	// task is the Porch task the draft's commit records: clone for a new
 	// package, upgrade for a new upstream revision, edit for mutations.
 	task porch.Task
@@ -250,9 +251,9 @@ func (r *reconciler) variants() ([]config.PackageVariant, error) {
 	return out, nil
 }
 
-func (r *reconciler) files(ctx context.Context, commit, pkg string) (engine.Tree, error) {
+func (r *reconciler) files(ctx context.Context, commit, pkg string) (kptpkg.Tree, error) {
 	f, err := r.store.Repo().Tree(ctx, commit, "/"+pkg)
-	return engine.Tree(f), err
+	return kptpkg.Tree(f), err
 }
 
 // plan decides what one variant needs: the planner's plan against the

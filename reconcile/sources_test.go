@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/oci"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge/gitrepo"
@@ -30,13 +30,13 @@ func bytesOf(m map[string]string) map[string][]byte {
 	return out
 }
 
-func lockOf(t *testing.T, bare, rev string) *engine.Lock {
+func lockOf(t *testing.T, bare, rev string) *kptpkg.Lock {
 	t.Helper()
-	kf, err := engine.DecodeKptfile("Kptfile", []byte(gitfixture.Git(t, bare, "show", rev+":team-a/Kptfile")+"\n"))
+	kf, err := kptpkg.DecodeKptfile("Kptfile", []byte(gitfixture.Git(t, bare, "show", rev+":team-a/Kptfile")+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := engine.LockOf(kf)
+	l, err := kptpkg.LockOf(kf)
 	if err != nil || l == nil {
 		t.Fatalf("lock on %s: %+v, %v", rev, l, err)
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // checkGoldenTree compares got with the directory wantDir, or rewrites it
 // with -update.
-func checkGoldenTree(t *testing.T, wantDir string, got engine.Tree) {
+func checkGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree) {
 	t.Helper()
 	if *updateGolden {
 		if err := os.RemoveAll(wantDir); err != nil {
@@ -27,7 +27,7 @@ func checkGoldenTree(t *testing.T, wantDir string, got engine.Tree) {
 		}
 		return
 	}
-	want, err := engine.ReadTree(wantDir)
+	want, err := kptpkg.ReadTree(wantDir)
 	if err != nil {
 		t.Fatalf("reading golden %s (run go test -update to create it): %v", wantDir, err)
 	}
@@ -66,8 +66,8 @@ func checkGoldenFile(t *testing.T, want string, got []byte) {
 	}
 }
 
-func unionPaths(a, b engine.Tree) []string {
-	u := engine.Tree{}
+func unionPaths(a, b kptpkg.Tree) []string {
+	u := kptpkg.Tree{}
 	for p := range a {
 		u[p] = nil
 	}

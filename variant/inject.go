@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/yamlnode"
 )
 
@@ -51,7 +51,7 @@ type injectionSource struct {
 // applyInjection finds the package's injection points, injects into each
 // what the injectors select, rewrites the files it changed and returns the
 // points (sorted by condition type) for the Kptfile.
-func applyInjection(t engine.Tree, injectors []config.InjectionSelector, sources []*yaml.RNode) ([]*injectionPoint, error) {
+func applyInjection(t kptpkg.Tree, injectors []config.InjectionSelector, sources []*yaml.RNode) ([]*injectionPoint, error) {
 	var points []*injectionPoint
 	var problems []string
 	seen := map[string]*injectionPoint{}

@@ -12,6 +12,9 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
+	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -54,7 +57,7 @@ type Input struct {
 	Variant config.PackageVariant
 	// Published is the downstream package as published now (nil: never
 	// published).
-	Published engine.Tree
+	Published kptpkg.Tree
 	// LocalRevision names the published revision (<pkg>/v<N>) an upgrade
 	// carries local changes from; "" when there is none.
 	LocalRevision string
@@ -82,14 +85,14 @@ type Plan struct {
 	FromRevision string `json:"fromRevision,omitempty"`
 	// Conflicts are fields where local and upstream both changed and
 	// upstream won: never taken silently, each applier shows them.
-	Conflicts []engine.Conflict `json:"conflicts,omitempty"`
+	Conflicts []pkgmerge.Conflict `json:"conflicts,omitempty"`
 	// Blocking lists required injection points without a source: the
 	// package may be drafted but not proposed.
 	Blocking []string `json:"blocking,omitempty"`
 	// Lock is the upstream commit (or digest) the package is locked to.
 	Lock string `json:"lock,omitempty"`
 	// Tree is the rendered desired package (clone, upgrade, edit, none).
-	Tree engine.Tree `json:"-"`
+	Tree kptpkg.Tree `json:"-"`
 	// Task is what Porch records for the revision: clone, upgrade or the
 	// variant's edit.
 	Task porch.Task `json:"-"`
@@ -132,7 +135,7 @@ func Make(ctx context.Context, r Resolver, in Input) (*Plan, error) {
 		return nil, err
 	}
 	p.Blocking = res.Blocking
-	out, err := engine.RenderTree(ctx, res.Tree, engine.RenderOptions{})
+	out, err := render.RenderTree(ctx, res.Tree, render.RenderOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("rendering the variant: %w", err)
 	}
@@ -155,7 +158,7 @@ func Owns(pv config.PackageVariant, owner string) (why string, ok bool) {
 
 // desired is the package before the variant's mutations, with the kind,
 // reason, task, lock and conflicts of getting there.
-func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (engine.Tree, error) {
+func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (kptpkg.Tree, error) {
 	tmp, err := os.MkdirTemp("", "kptbot-variant-")
 	if err != nil {
 		return nil, fmt.Errorf("planning variant %s: %w", p.Variant, err)
@@ -182,13 +185,13 @@ func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (engine.Tree, 
 		return nil, err
 	}
 	p.Kind, p.Why, p.Task = Edit, "apply the variant's mutations", porch.VariantEditTask(p.Variant)
-	kf, err := engine.DecodeKptfile(engine.KptfileName, in.Published[engine.KptfileName])
+	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, in.Published[kptpkg.KptfileName])
 	if err != nil {
 		return nil, err
 	}
-	cur, err := engine.UpstreamOf(kf)
+	cur, err := kptpkg.UpstreamOf(kf)
 	if err != nil {
-		return nil, fmt.Errorf("published %s/%s: %w", p.Package, engine.KptfileName, err)
+		return nil, fmt.Errorf("published %s/%s: %w", p.Package, kptpkg.KptfileName, err)
 	}
 	if cur != nil {
 		p.FromRevision = cur.Ref
@@ -218,26 +221,26 @@ func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (engine.Tree, 
 // tag); an OCI tag or an archive URL can be re-pointed, so those are
 // always merged: the lock changes only if the content did, and equal
 // content plans nothing.
-func NeedsMerge(cur *engine.Origin, rev string) bool {
+func NeedsMerge(cur *kptpkg.Origin, rev string) bool {
 	return cur == nil || cur.Ref != rev || (cur.Store != locator.Git && cur.Store != "")
 }
 
 // readOwned reads the package at dir and marks it as the variant's, with
 // its deletionPolicy (remembered because the policy must still apply
 // after the variant is removed from kptbot.yaml).
-func readOwned(dir string, pv config.PackageVariant) (engine.Tree, error) {
-	files, err := engine.ReadTree(dir)
+func readOwned(dir string, pv config.PackageVariant) (kptpkg.Tree, error) {
+	files, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		return nil, err
 	}
-	kf, err := engine.SetKptfileAnnotation(files[engine.KptfileName], porch.OwnerAnnotation, pv.Metadata.Name)
+	kf, err := kptpkg.SetKptfileAnnotation(files[kptpkg.KptfileName], porch.OwnerAnnotation, pv.Metadata.Name)
 	if err == nil {
-		kf, err = engine.SetKptfileAnnotation(kf, porch.DeletionPolicyAnnotation, pv.Spec.DeletionPolicy)
+		kf, err = kptpkg.SetKptfileAnnotation(kf, porch.DeletionPolicyAnnotation, pv.Spec.DeletionPolicy)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("marking the package as variant %s's: %w", pv.Metadata.Name, err)
 	}
-	files[engine.KptfileName] = kf
+	files[kptpkg.KptfileName] = kf
 	return files, nil
 }
 
@@ -252,8 +255,8 @@ func UpstreamName(up *config.Upstream, rev string) string {
 
 // Annotation is a metadata annotation of the package's Kptfile ("" when
 // the Kptfile is missing or unreadable).
-func annotation(files engine.Tree, key string) string {
-	kf, err := engine.DecodeKptfile(engine.KptfileName, files[engine.KptfileName])
+func annotation(files kptpkg.Tree, key string) string {
+	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, files[kptpkg.KptfileName])
 	if err != nil {
 		return ""
 	}
@@ -261,10 +264,10 @@ func annotation(files engine.Tree, key string) string {
 }
 
 // Owner is the variant a package's Kptfile names as its owner.
-func Owner(files engine.Tree) string { return annotation(files, porch.OwnerAnnotation) }
+func Owner(files kptpkg.Tree) string { return annotation(files, porch.OwnerAnnotation) }
 
 // DeletionPolicy is the deletionPolicy a package's Kptfile remembers.
-func DeletionPolicy(files engine.Tree) string {
+func DeletionPolicy(files kptpkg.Tree) string {
 	return annotation(files, porch.DeletionPolicyAnnotation)
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -123,15 +123,15 @@ func TestOwns(t *testing.T) {
 func TestNeedsMerge(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		cur  *engine.Origin
+		cur  *kptpkg.Origin
 		rev  string
 		want bool
 	}{
 		{nil, "v1", true},
-		{&engine.Origin{Store: locator.Git, Ref: "v1"}, "v1", false},
-		{&engine.Origin{Store: locator.Git, Ref: "v1"}, "v2", true},
-		{&engine.Origin{Store: locator.OCI, Ref: "v1"}, "v1", true},
-		{&engine.Origin{Store: locator.HTTP, Ref: "1.0"}, "1.0", true},
+		{&kptpkg.Origin{Store: locator.Git, Ref: "v1"}, "v1", false},
+		{&kptpkg.Origin{Store: locator.Git, Ref: "v1"}, "v2", true},
+		{&kptpkg.Origin{Store: locator.OCI, Ref: "v1"}, "v1", true},
+		{&kptpkg.Origin{Store: locator.HTTP, Ref: "1.0"}, "1.0", true},
 	} {
 		if got := NeedsMerge(tc.cur, tc.rev); got != tc.want {
 			t.Errorf("NeedsMerge(%+v, %q) = %v, want %v", tc.cur, tc.rev, got, tc.want)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/yamlnode"
 )
 
@@ -49,7 +50,7 @@ var packageContextReservedKeys = []string{"name", "package-path"}
 type Result struct {
 	// Tree is the package after the variant's mutations. Files the variant
 	// did not change keep their bytes.
-	Tree engine.Tree
+	Tree kptpkg.Tree
 	// Changed lists the files that differ from the input, sorted.
 	Changed []string
 	// Blocking holds one message for each required injection point that got
@@ -78,7 +79,7 @@ type Result struct {
 // sources are the objects available for injection (the repository's
 // injection source directories); they are not modified. Applying the same
 // variant to the result again changes nothing.
-func Apply(in engine.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Result, error) {
+func Apply(in kptpkg.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Result, error) {
 	name := pv.Metadata.Name
 	fail := func(err error) (*Result, error) {
 		return nil, fmt.Errorf("applying PackageVariant %q: %w", name, err)
@@ -86,15 +87,15 @@ func Apply(in engine.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Re
 	if err := validateVariant(pv); err != nil {
 		return fail(err)
 	}
-	kptfile, ok := in[engine.KptfileName]
+	kptfile, ok := in[kptpkg.KptfileName]
 	if !ok {
-		return fail(fmt.Errorf("%s: not found: the tree is not a kpt package", engine.KptfileName))
+		return fail(fmt.Errorf("%s: not found: the tree is not a kpt package", kptpkg.KptfileName))
 	}
-	if _, err := engine.DecodeKptfile(engine.KptfileName, kptfile); err != nil {
+	if _, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, kptfile); err != nil {
 		return fail(err)
 	}
 
-	out := engine.Tree{}
+	out := kptpkg.Tree{}
 	for p, b := range in {
 		out[p] = b
 	}
@@ -106,25 +107,25 @@ func Apply(in engine.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Re
 	if err != nil {
 		return fail(err)
 	}
-	edited, err := engine.EditKptfile(kptfile, func(kf *yaml.RNode) error {
+	edited, err := kptpkg.EditKptfile(kptfile, func(kf *yaml.RNode) error {
 		if err := ynSetStrings(kf.YNode(), []string{"metadata", "labels"}, pv.Spec.Labels); err != nil {
-			return fmt.Errorf("%s: metadata.labels: %w", engine.KptfileName, err)
+			return fmt.Errorf("%s: metadata.labels: %w", kptpkg.KptfileName, err)
 		}
 		if err := ynSetStrings(kf.YNode(), []string{"metadata", "annotations"}, pv.Spec.Annotations); err != nil {
-			return fmt.Errorf("%s: metadata.annotations: %w", engine.KptfileName, err)
+			return fmt.Errorf("%s: metadata.annotations: %w", kptpkg.KptfileName, err)
 		}
 		if err := applyVariantPipeline(kf.YNode(), name, pv.Spec.Pipeline); err != nil {
-			return fmt.Errorf("%s: %w", engine.KptfileName, err)
+			return fmt.Errorf("%s: %w", kptpkg.KptfileName, err)
 		}
 		return recordInjection(kf.YNode(), points)
 	})
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := engine.DecodeKptfile(engine.KptfileName+" (after applying the variant)", edited); err != nil {
+	if _, err := kptpkg.DecodeKptfile(kptpkg.KptfileName+" (after applying the variant)", edited); err != nil {
 		return fail(err)
 	}
-	setIfMeaningChanged(out, engine.KptfileName, edited)
+	setIfMeaningChanged(out, kptpkg.KptfileName, edited)
 
 	res := &Result{Tree: out}
 	added, _, modified := in.Changes(out)
@@ -187,8 +188,8 @@ func validateVariant(pv config.PackageVariant) error {
 
 // setIfMeaningChanged stores b as file p unless it means the same as what
 // is there, so reformatting alone never shows up as a change.
-func setIfMeaningChanged(t engine.Tree, p string, b []byte) {
-	if old, ok := t[p]; ok && (bytes.Equal(old, b) || engine.SameMeaning(old, b)) {
+func setIfMeaningChanged(t kptpkg.Tree, p string, b []byte) {
+	if old, ok := t[p]; ok && (bytes.Equal(old, b) || kptpkg.SameMeaning(old, b)) {
 		return
 	}
 	t[p] = b
@@ -214,7 +215,7 @@ func writeVariantFile(p string, nodes []*yaml.RNode) ([]byte, error) {
 
 // --- package context ---------------------------------------------------------
 
-func applyPackageContext(t engine.Tree, pc *config.PackageContext) error {
+func applyPackageContext(t kptpkg.Tree, pc *config.PackageContext) error {
 	if pc == nil || (len(pc.Data) == 0 && len(pc.RemoveKeys) == 0) {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 // TestVariantGolden runs testdata/variant/<case>: in/ is the package,
@@ -28,7 +29,7 @@ func TestVariantGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "variant", name)
-			disk, err := engine.ReadTree(filepath.Join(caseDir, "in"))
+			disk, err := kptpkg.ReadTree(filepath.Join(caseDir, "in"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,15 +87,15 @@ func TestVariantGolden(t *testing.T) {
 	}
 }
 
-func copyTree(t engine.Tree) engine.Tree {
-	out := engine.Tree{}
+func copyTree(t kptpkg.Tree) kptpkg.Tree {
+	out := kptpkg.Tree{}
 	for p, b := range t {
 		out[p] = append([]byte(nil), b...)
 	}
 	return out
 }
 
-func assertTreesEqual(t *testing.T, what string, want, got engine.Tree) {
+func assertTreesEqual(t *testing.T, what string, want, got kptpkg.Tree) {
 	t.Helper()
 	for _, p := range unionPaths(want, got) {
 		if !bytes.Equal(want[p], got[p]) {
@@ -124,7 +125,7 @@ func readSources(t *testing.T, dir string) []*kyaml.RNode {
 	if !exists(dir) {
 		return nil
 	}
-	files, err := engine.ReadTree(dir)
+	files, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +199,10 @@ func TestVariantIsOwnFunc(t *testing.T) {
 
 func TestVariantInvalid(t *testing.T) {
 	t.Parallel()
-	pkg := engine.Tree{engine.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")}
+	pkg := kptpkg.Tree{kptpkg.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")}
 	for _, tc := range []struct {
 		name string
-		in   engine.Tree
+		in   kptpkg.Tree
 		pv   config.PackageVariant
 		want string
 	}{{
@@ -210,7 +211,7 @@ func TestVariantInvalid(t *testing.T) {
 		want: `applying PackageVariant "": metadata.name: must be set`,
 	}, {
 		name: "no Kptfile",
-		in:   engine.Tree{"a.yaml": []byte("a: 1\n")},
+		in:   kptpkg.Tree{"a.yaml": []byte("a: 1\n")},
 		pv:   config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}},
 		want: `applying PackageVariant "v": Kptfile: not found`,
 	}, {
@@ -229,8 +230,8 @@ func TestVariantInvalid(t *testing.T) {
 		want: `spec.injectors[0].name: must not be empty`,
 	}, {
 		name: "package context without data",
-		in: engine.Tree{
-			engine.KptfileName:        pkg[engine.KptfileName],
+		in: kptpkg.Tree{
+			kptpkg.KptfileName:        pkg[kptpkg.KptfileName],
 			engine.PackageContextFile: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kptfile.kpt.dev\n"),
 		},
 		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
@@ -239,8 +240,8 @@ func TestVariantInvalid(t *testing.T) {
 		want: `package-context.yaml: ConfigMap kptfile.kpt.dev: data: must be a map`,
 	}, {
 		name: "ambiguous source",
-		in: engine.Tree{
-			engine.KptfileName: pkg[engine.KptfileName],
+		in: kptpkg.Tree{
+			kptpkg.KptfileName: pkg[kptpkg.KptfileName],
 			"cm.yaml":          []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    kpt.dev/config-injection: required\n"),
 		},
 		pv: config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
@@ -268,8 +269,8 @@ func TestVariantInvalid(t *testing.T) {
 // Porch's message, and blocks a required point.
 func TestVariantSourceWithoutField(t *testing.T) {
 	t.Parallel()
-	in := engine.Tree{
-		engine.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
+	in := kptpkg.Tree{
+		kptpkg.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
 		"ctx.yaml":         []byte("apiVersion: example.com/v1\nkind: Context\nmetadata:\n  name: ctx\n  annotations:\n    kpt.dev/config-injection: required\nspec:\n  a: 1\n"),
 	}
 	pv := config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{
@@ -287,7 +288,7 @@ func TestVariantSourceWithoutField(t *testing.T) {
 	if len(res.Blocking) != 1 || res.Blocking[0] != want {
 		t.Errorf("Blocking = %q, want [%q]", res.Blocking, want)
 	}
-	kf, err := engine.DecodeKptfile(engine.KptfileName, res.Tree[engine.KptfileName])
+	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, res.Tree[kptpkg.KptfileName])
 	if err != nil {
 		t.Fatal(err)
 	}

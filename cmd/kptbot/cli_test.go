@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -73,7 +74,7 @@ func TestQuickstart(t *testing.T) {
 	if !strings.Contains(string(b), `pods: "20"`) || !strings.Contains(string(b), `cpu: "50"`) {
 		t.Errorf("after update, resourcequota.yaml lost the local edit or missed upstream's:\n%s", b)
 	}
-	kf, err := engine.ReadKptfile(pkg)
+	kf, err := kptpkg.ReadKptfile(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +125,8 @@ func TestGetMatchesKpt(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kpt pkg get: %v\n%s", err, out)
 		}
-		a, _ := engine.ReadTree(ours)
-		b, _ := engine.ReadTree(theirs)
+		a, _ := kptpkg.ReadTree(ours)
+		b, _ := kptpkg.ReadTree(theirs)
 		for _, p := range b.Paths() {
 			if !bytes.Equal(a[p], b[p]) {
 				t.Errorf("%s %s differs from kpt's:\nkptbot:\n%s\nkpt:\n%s", v, p, a[p], b[p])
@@ -175,7 +176,7 @@ func TestInitAndList(t *testing.T) {
 	if _, stderr, code := kptbot(t, "pkg", "init", dir, "--description", "d", "--keywords", "a,b"); code != 0 {
 		t.Fatal(stderr)
 	}
-	kf, err := engine.ReadKptfile(dir)
+	kf, err := kptpkg.ReadKptfile(dir)
 	if err != nil || kf.Name != "blueprint" || kf.Info.Description != "d" || len(kf.Info.Keywords) != 2 {
 		t.Fatalf("init Kptfile = %+v, %v", kf, err)
 	}
@@ -197,7 +198,7 @@ func TestRenderOutputFlags(t *testing.T) {
 		"Kptfile":     "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n",
 		"deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
 	})
-	before, _ := engine.ReadTree(pkg)
+	before, _ := kptpkg.ReadTree(pkg)
 	results := t.TempDir()
 	out, stderr, code := kptbot(t, "fn", "render", pkg, "-o", "stdout", "--results-dir", results)
 	if code != 0 {
@@ -209,7 +210,7 @@ func TestRenderOutputFlags(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(results, "results.yaml")); err != nil || !strings.Contains(string(b), "set-namespace") {
 		t.Errorf("results.yaml: %s %v", b, err)
 	}
-	after, _ := engine.ReadTree(pkg)
+	after, _ := kptpkg.ReadTree(pkg)
 	if a, r, m := before.Changes(after); len(a)+len(r)+len(m) > 0 {
 		t.Errorf("-o stdout changed the package: %v %v %v", a, r, m)
 	}

@@ -6,8 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	"github.com/spf13/cobra"
 )
@@ -21,11 +22,11 @@ type runtimeFlags struct {
 func (f *runtimeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.allowExec, "allow-exec", false, "allow running exec: function binaries")
 	cmd.Flags().BoolVar(&f.allowContainers, "allow-containers", true, "allow running non-built-in images with docker or podman when one is on PATH")
-	cmd.Flags().StringVar(&f.imagePrefix, "image-prefix", engine.DefaultImagePrefix, "registry prefix for images given without one")
+	cmd.Flags().StringVar(&f.imagePrefix, "image-prefix", render.DefaultImagePrefix, "registry prefix for images given without one")
 }
 
-func (f *runtimeFlags) runtimes() engine.Runtimes {
-	return engine.Runtimes{AllowExec: f.allowExec, AllowContainers: f.allowContainers}
+func (f *runtimeFlags) runtimes() render.Runtimes {
+	return render.Runtimes{AllowExec: f.allowExec, AllowContainers: f.allowContainers}
 }
 
 func newFnRenderCmd() *cobra.Command {
@@ -48,16 +49,16 @@ records a Rendered condition either way.
 			if len(args) > 0 {
 				dir = args[0]
 			}
-			opts := engine.RenderOptions{Runtimes: rf.runtimes(), ImagePrefix: rf.imagePrefix}
+			opts := render.RenderOptions{Runtimes: rf.runtimes(), ImagePrefix: rf.imagePrefix}
 			out := cmd.OutOrStdout()
-			var res *engine.RenderResult
+			var res *render.RenderResult
 			var err error
 			if output == "" {
-				res, err = engine.Render(cmd.Context(), dir, opts)
+				res, err = render.Render(cmd.Context(), dir, opts)
 			} else {
-				var have engine.Tree
-				if have, err = engine.ReadTree(dir); err == nil {
-					res, err = engine.RenderTree(cmd.Context(), have, opts)
+				var have kptpkg.Tree
+				if have, err = kptpkg.ReadTree(dir); err == nil {
+					res, err = render.RenderTree(cmd.Context(), have, opts)
 				}
 			}
 			var results *fnresult.ResultList
@@ -66,7 +67,7 @@ records a Rendered condition either way.
 			}
 			reportResults(cmd.ErrOrStderr(), results)
 			if resultsDir != "" {
-				if p, werr := engine.WriteResults(resultsDir, results); werr != nil {
+				if p, werr := render.WriteResults(resultsDir, results); werr != nil {
 					return werr
 				} else {
 					fmt.Fprintf(cmd.ErrOrStderr(), "For complete results, see %s\n", p)
@@ -79,9 +80,9 @@ records a Rendered condition either way.
 			case "":
 				fmt.Fprintf(out, "Successfully rendered %s: %d file(s) changed.\n", dir, len(res.Added)+len(res.Removed)+len(res.Modified))
 			case "stdout":
-				return engine.WriteResources(out, res.Tree, true)
+				return render.WriteResources(out, res.Tree, true)
 			case "unwrap":
-				return engine.WriteResources(out, res.Tree, false)
+				return render.WriteResources(out, res.Tree, false)
 			default:
 				if _, serr := os.Stat(output); serr == nil {
 					entries, _ := os.ReadDir(output)

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kptbot/kptbot/engine"
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/spf13/cobra"
+
+	"github.com/kptbot/kptbot/engine/fneval"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 )
 
 // evalFlags are kpt's `fn eval` flags, plus kptbot's runtime flags.
@@ -21,7 +24,7 @@ type evalFlags struct {
 	fnConfig, output, resultsDir      string
 	pullPolicy                        string
 	save, includeMeta, truncateOutput bool
-	container                         engine.ContainerOptions
+	container                         fneval.ContainerOptions
 	selector, exclusion               kptfilev1.Selector
 	matchLabels, matchAnnotations     []string
 	excludeLabels, excludeAnnotations []string
@@ -62,8 +65,8 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 
 // options checks the flags as kpt's eval does, in kpt's order, and builds
 // the engine's options.
-func (f *evalFlags) options(args []string) (engine.EvalOptions, error) {
-	opts := engine.EvalOptions{Runtimes: f.runtime.runtimes(), Image: f.image, Exec: f.execPath, Tag: f.tag,
+func (f *evalFlags) options(args []string) (fneval.EvalOptions, error) {
+	opts := fneval.EvalOptions{Runtimes: f.runtime.runtimes(), Image: f.image, Exec: f.execPath, Tag: f.tag,
 		ImagePrefix: f.runtime.imagePrefix, Args: args, Container: f.container}
 	if f.includeMeta {
 		return opts, errors.New("--include-meta-resources is no longer necessary because meta resources are now included by default")
@@ -85,7 +88,7 @@ func (f *evalFlags) options(args []string) (engine.EvalOptions, error) {
 		return opts, errors.New("must specify --image or --exec")
 	}
 	if f.pullPolicy != "" {
-		p, err := engine.ParsePullPolicy(f.pullPolicy)
+		p, err := fneval.ParsePullPolicy(f.pullPolicy)
 		if err != nil {
 			return opts, err
 		}
@@ -172,13 +175,13 @@ KPT_FN_RUNTIME) and run the image there.`,
 	return cmd
 }
 
-func (f *evalFlags) run(cmd *cobra.Command, dir string, opts engine.EvalOptions) error {
+func (f *evalFlags) run(cmd *cobra.Command, dir string, opts fneval.EvalOptions) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	fromStdin := dir == "-"
 	var saved kptfilev1.Function
 	if f.save && !fromStdin {
 		var err error
-		if saved, err = engine.SavedFunction(dir, opts, f.fnConfig); err != nil {
+		if saved, err = fneval.SavedFunction(dir, opts, f.fnConfig); err != nil {
 			return err
 		}
 	}
@@ -188,23 +191,23 @@ func (f *evalFlags) run(cmd *cobra.Command, dir string, opts engine.EvalOptions)
 		}
 	}
 	start := time.Now()
-	var res *engine.EvalResult
+	var res *fneval.EvalResult
 	var err error
 	switch {
 	case fromStdin:
-		res, err = engine.EvalReader(cmd.Context(), cmd.InOrStdin(), opts)
+		res, err = fneval.EvalReader(cmd.Context(), cmd.InOrStdin(), opts)
 	case f.output != "":
-		var have engine.Tree
-		if have, err = engine.ReadTree(dir); err == nil {
-			res, err = engine.EvalTree(cmd.Context(), have, opts)
+		var have kptpkg.Tree
+		if have, err = kptpkg.ReadTree(dir); err == nil {
+			res, err = fneval.EvalTree(cmd.Context(), have, opts)
 		}
 	default:
-		res, err = engine.Eval(cmd.Context(), dir, opts)
+		res, err = fneval.Eval(cmd.Context(), dir, opts)
 	}
 	if res != nil {
 		f.report(stderr, res, err, time.Since(start))
 		if f.resultsDir != "" {
-			if p, werr := engine.WriteResults(f.resultsDir, res.Results); werr == nil {
+			if p, werr := render.WriteResults(f.resultsDir, res.Results); werr == nil {
 				fmt.Fprintf(stderr, "For complete results, see %s\n", p)
 			} else if err == nil {
 				err = werr
@@ -216,21 +219,21 @@ func (f *evalFlags) run(cmd *cobra.Command, dir string, opts engine.EvalOptions)
 	}
 	switch {
 	case f.output != "":
-		if err := engine.WriteEvalOutput(stdout, f.output, res.Resources); err != nil {
+		if err := fneval.WriteEvalOutput(stdout, f.output, res.Resources); err != nil {
 			return err
 		}
 	case fromStdin:
-		if err := engine.WriteEvalOutput(stdout, "stdout", res.Resources); err != nil {
+		if err := fneval.WriteEvalOutput(stdout, "stdout", res.Resources); err != nil {
 			return err
 		}
 	}
 	if f.save {
 		if fromStdin {
-			fmt.Fprintln(stderr, engine.ErrNoKptfile.Error())
+			fmt.Fprintln(stderr, fneval.ErrNoKptfile.Error())
 			return nil
 		}
-		msg, err := engine.SaveFunction(dir, f.fnType, saved)
-		if errors.Is(err, engine.ErrNoKptfile) {
+		msg, err := fneval.SaveFunction(dir, f.fnType, saved)
+		if errors.Is(err, fneval.ErrNoKptfile) {
 			fmt.Fprintln(stderr, err.Error())
 			return nil
 		} else if err != nil {
@@ -243,7 +246,7 @@ func (f *evalFlags) run(cmd *cobra.Command, dir string, opts engine.EvalOptions)
 
 // report prints kpt's lines for the function run: [RUNNING], [PASS] or
 // [FAIL] with the time taken, the structured results, and stderr.
-func (f *evalFlags) report(w io.Writer, res *engine.EvalResult, err error, took time.Duration) {
+func (f *evalFlags) report(w io.Writer, res *fneval.EvalResult, err error, took time.Duration) {
 	if res.Selected >= 0 {
 		fmt.Fprintf(w, "[RUNNING] %q on %d resource(s)\n", res.Function, res.Selected)
 	} else {
@@ -275,7 +278,7 @@ func (f *evalFlags) report(w io.Writer, res *engine.EvalResult, err error, took 
 		}
 		fmt.Fprintf(w, "  Stderr: %s\n", strings.Join(lines, ", "))
 	}
-	var exit *engine.FunctionExitError
+	var exit *fneval.FunctionExitError
 	if errors.As(err, &exit) {
 		fmt.Fprintf(w, "  Exit code: %d\n", exit.ExitCode)
 	}

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 // evalFixture is a package with a subpackage, comments, and resources that
 // selectors tell apart.
-var evalFixture = engine.Tree{
+var evalFixture = kptpkg.Tree{
 	"Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ninfo:\n  description: sample description\n"),
 	"app.yaml": []byte(`apiVersion: apps/v1
 kind: Deployment
@@ -83,7 +83,7 @@ func TestEvalMatchesKpt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			var trees [2]engine.Tree
+			var trees [2]kptpkg.Tree
 			var outs, errs [2]string
 			for i, tool := range []string{"kptbot", "kpt"} {
 				root := t.TempDir()
@@ -121,11 +121,11 @@ func TestEvalMatchesKpt(t *testing.T) {
 					errs[i] = errb.String()
 				}
 				outs[i] = out.String()
-				tr, err := engine.ReadTree(pkg)
+				tr, err := kptpkg.ReadTree(pkg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if o, err := engine.ReadTree(outDir); err == nil {
+				if o, err := kptpkg.ReadTree(outDir); err == nil {
 					for p, b := range o {
 						tr["OUT/"+p] = b
 					}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
@@ -140,7 +141,7 @@ func packageName(root, sub string) string {
 // formatConflict prints one conflict on one line when both values are
 // scalars; a list or other multi-line value is printed as an indented
 // YAML block under "local:" and "upstream:", so it reads as YAML.
-func formatConflict(indent, label string, c engine.Conflict) string {
+func formatConflict(indent, label string, c pkgmerge.Conflict) string {
 	if !strings.Contains(c.Local, "\n") && !strings.Contains(c.Upstream, "\n") {
 		return indent + label + c.String() + "\n"
 	}
@@ -197,7 +198,7 @@ update can be reviewed and reverted with git (kpt does not check this;
 			out := cmd.OutOrStdout()
 			if output == "json" {
 				if res.Conflicts == nil {
-					res.Conflicts = []engine.Conflict{}
+					res.Conflicts = []pkgmerge.Conflict{}
 				}
 				return writeJSONTo(out, res)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -28,11 +28,11 @@ func TestPackageName(t *testing.T) {
 
 func TestFormatConflict(t *testing.T) {
 	t.Parallel()
-	scalar := engine.Conflict{File: "a.yaml", Resource: "ConfigMap x", Field: "data.k", Local: "1", Upstream: "2"}
+	scalar := pkgmerge.Conflict{File: "a.yaml", Resource: "ConfigMap x", Field: "data.k", Local: "1", Upstream: "2"}
 	if got := formatConflict("  ", "", scalar); got != "  "+scalar.String()+"\n" {
 		t.Errorf("scalar conflict: %q", got)
 	}
-	list := engine.Conflict{File: "a.yaml", Resource: "Deployment web", Field: "spec.args", Local: "- a\n- local", Upstream: "- a\n- up"}
+	list := pkgmerge.Conflict{File: "a.yaml", Resource: "Deployment web", Field: "spec.args", Local: "- a\n- local", Upstream: "- a\n- up"}
 	want := "  conflict: a.yaml: Deployment web: spec.args (upstream kept):\n" +
 		"    local:\n      - a\n      - local\n    upstream:\n      - a\n      - up\n"
 	if got := formatConflict("  ", "conflict: ", list); got != want {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -31,7 +31,7 @@ func TestRelativeUpstreamIsRecordedAbsolute(t *testing.T) {
 	if _, stderr, code := kptbot(t, "pkg", "get", rel+"/basens@v1", pkg); code != 0 {
 		t.Fatalf("pkg get %s: %s", rel, stderr)
 	}
-	kf, err := engine.ReadKptfile(pkg)
+	kf, err := kptpkg.ReadKptfile(pkg)
 	if err != nil {
 		t.Fatal(err)
 	}

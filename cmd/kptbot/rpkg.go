@@ -13,6 +13,8 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/porch"
@@ -178,11 +180,11 @@ func rpkgGet() *cobra.Command {
 
 // renderFiles renders a package held in memory with the built-in
 // functions (exec and containers never run on a repository's behalf).
-func renderFiles(ctx context.Context, files engine.Tree) (engine.Tree, error) {
-	if _, ok := files[engine.KptfileName]; !ok {
+func renderFiles(ctx context.Context, files kptpkg.Tree) (kptpkg.Tree, error) {
+	if _, ok := files[kptpkg.KptfileName]; !ok {
 		return nil, fmt.Errorf("not a kpt package: no Kptfile")
 	}
-	res, err := engine.RenderTree(ctx, files, engine.RenderOptions{})
+	res, err := render.RenderTree(ctx, files, render.RenderOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("rendering the package: %w", err)
 	}
@@ -210,7 +212,7 @@ func rpkgInit() *cobra.Command {
 			if _, err := engine.Init(pkgDir, opts); err != nil {
 				return err
 			}
-			files, err := engine.ReadTree(pkgDir)
+			files, err := kptpkg.ReadTree(pkgDir)
 			if err != nil {
 				return err
 			}
@@ -260,7 +262,7 @@ func rpkgClone() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			files, err := engine.ReadTree(pkgDir)
+			files, err := kptpkg.ReadTree(pkgDir)
 			if err != nil {
 				return err
 			}
@@ -312,7 +314,7 @@ func rpkgCopy() *cobra.Command {
 
 // publishedFiles reads a published revision's package files: revision n
 // when given, else the latest.
-func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, given bool) (int, engine.Tree, error) {
+func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, given bool) (int, kptpkg.Tree, error) {
 	refs, err := s.Repo().Refs()
 	if err != nil {
 		return 0, nil, err
@@ -325,11 +327,11 @@ func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, gi
 		return 0, nil, fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, pkg, n)
 	}
 	files, err := s.Repo().Tree(ctx, refs[i].Commit, "/"+pkg)
-	return latest, engine.Tree(files), err
+	return latest, kptpkg.Tree(files), err
 }
 
 // draftFiles reads a draft's package files.
-func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (engine.Tree, error) {
+func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (kptpkg.Tree, error) {
 	refs, err := s.Repo().Refs()
 	if err != nil {
 		return nil, err
@@ -337,7 +339,7 @@ func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (engine.T
 	for _, r := range refs {
 		if r.Name == porch.BranchRef(porch.DraftBranch(pkg, ws)) {
 			files, err := s.Repo().Tree(ctx, r.Commit, "/"+pkg)
-			return engine.Tree(files), err
+			return kptpkg.Tree(files), err
 		}
 	}
 	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitrepo.ErrNotFound, pkg, ws, porch.DraftBranch(pkg, ws))
@@ -358,7 +360,7 @@ func rpkgPull() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var files engine.Tree
+			var files kptpkg.Tree
 			what := args[0] + "/" + f.workspace
 			if f.workspace != "" {
 				files, err = draftFiles(cmd.Context(), s, args[0], f.workspace)
@@ -395,7 +397,7 @@ func rpkgPush() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			files, err := engine.ReadTree(args[1])
+			files, err := kptpkg.ReadTree(args[1])
 			if err != nil {
 				return err
 			}
@@ -463,7 +465,7 @@ as porchctl's upgrade does.`,
 			if err != nil {
 				return fmt.Errorf("upgrading %s/%s: %w", pkg, f.workspace, inPackage{err, tmp})
 			}
-			merged, err := engine.ReadTree(dir)
+			merged, err := kptpkg.ReadTree(dir)
 			if err != nil {
 				return err
 			}
@@ -505,16 +507,16 @@ as porchctl's upgrade does.`,
 // from the upstream its Kptfile followed before to the one it follows
 // after, with the strategy asked for, else the Kptfile's, else Porch's
 // default.
-func upgradeTask(before, after engine.Tree, local, strategy string) porch.Task {
-	origin := func(t engine.Tree) string {
-		kf, err := engine.DecodeKptfile(engine.KptfileName, t[engine.KptfileName])
+func upgradeTask(before, after kptpkg.Tree, local, strategy string) porch.Task {
+	origin := func(t kptpkg.Tree) string {
+		kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, t[kptpkg.KptfileName])
 		if err != nil {
 			return ""
 		}
 		if strategy == "" && kf.Upstream != nil {
 			strategy = string(kf.Upstream.UpdateStrategy)
 		}
-		if o, err := engine.UpstreamOf(kf); err == nil && o != nil {
+		if o, err := kptpkg.UpstreamOf(kf); err == nil && o != nil {
 			return o.String()
 		}
 		return ""

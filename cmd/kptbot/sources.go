@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/archive"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/oci"
@@ -79,15 +80,15 @@ KPTBOT_REGISTRY_HOSTS.`,
 			if len(args) > 1 {
 				dir = args[1]
 			}
-			files, err := engine.ReadTree(dir)
+			files, err := kptpkg.ReadTree(dir)
 			if err != nil {
 				return err
 			}
-			kf, ok := files[engine.KptfileName]
+			kf, ok := files[kptpkg.KptfileName]
 			if !ok {
 				return fmt.Errorf("push: %s has no Kptfile: it is not a kpt package", dir)
 			}
-			if _, err := engine.DecodeKptfile(dir+"/"+engine.KptfileName, kf); err != nil {
+			if _, err := kptpkg.DecodeKptfile(dir+"/"+kptpkg.KptfileName, kf); err != nil {
 				return err
 			}
 			src, err := sf.client()

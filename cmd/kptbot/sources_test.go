@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/archive"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	"github.com/kptbot/kptbot/internal/ocitest"
@@ -39,11 +39,11 @@ func push(t *testing.T, ref, dir string) string {
 
 func lockDigest(t *testing.T, dir string) string {
 	t.Helper()
-	kf, err := engine.ReadKptfile(dir)
+	kf, err := kptpkg.ReadKptfile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := engine.LockOf(kf)
+	lock, err := kptpkg.LockOf(kf)
 	if err != nil || lock == nil {
 		t.Fatalf("lock of %s: %+v, %v", dir, lock, err)
 	}

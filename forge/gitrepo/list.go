@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -160,7 +160,7 @@ func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
 func packageDirs(files map[string][]byte) []string {
 	var dirs []string
 	for p := range files {
-		if path.Base(p) == engine.KptfileName && path.Dir(p) != "." {
+		if path.Base(p) == kptpkg.KptfileName && path.Dir(p) != "." {
 			dirs = append(dirs, path.Dir(p))
 		}
 	}
@@ -191,7 +191,7 @@ func upstreamOf(ctx context.Context, repo *fetch.Repo, p *Package) string {
 		if err != nil {
 			return ""
 		}
-		kf, err := engine.DecodeKptfile(p.Name+"/Kptfile", files[engine.KptfileName])
+		kf, err := kptpkg.DecodeKptfile(p.Name+"/Kptfile", files[kptpkg.KptfileName])
 		if err != nil || kf.Upstream == nil || kf.Upstream.Git == nil {
 			return ""
 		}

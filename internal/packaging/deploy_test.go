@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine"
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/render"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -24,7 +25,7 @@ const deployDir = "../../deploy"
 
 // rendered is the deploy package after `kptbot fn render`, decoded.
 type rendered struct {
-	files       engine.Tree
+	files       kptpkg.Tree
 	namespace   *corev1.Namespace
 	sa          *corev1.ServiceAccount
 	configMap   *corev1.ConfigMap
@@ -60,9 +61,9 @@ type serviceMonitor struct {
 // renderDeploy copies deploy/ to a temporary directory, lets edit change
 // the copy, renders it with the engine (as `kptbot fn render` does) and
 // decodes every manifest with the Kubernetes API types, strictly.
-func renderDeploy(t *testing.T, edit func(engine.Tree)) (*rendered, *engine.RenderResult) {
+func renderDeploy(t *testing.T, edit func(kptpkg.Tree)) (*rendered, *render.RenderResult) {
 	t.Helper()
-	tree, err := engine.ReadTree(deployDir)
+	tree, err := kptpkg.ReadTree(deployDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func renderDeploy(t *testing.T, edit func(engine.Tree)) (*rendered, *engine.Rend
 	if err := tree.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.Render(context.Background(), dir, engine.RenderOptions{})
+	res, err := render.Render(context.Background(), dir, render.RenderOptions{})
 	if err != nil {
 		t.Fatalf("kptbot fn render deploy: %v", err)
 	}
-	out, err := engine.ReadTree(dir)
+	out, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func checkConfig(t *testing.T, r *rendered, c corev1.Container, pod corev1.PodSp
 // Namespace itself, must follow (so users change it in one place).
 func TestDeployNamespaceFollowsKptfile(t *testing.T) {
 	t.Parallel()
-	r, _ := renderDeploy(t, func(tree engine.Tree) {
+	r, _ := renderDeploy(t, func(tree kptpkg.Tree) {
 		k := string(tree["Kptfile"])
 		if !strings.Contains(k, "namespace: kptbot\n") {
 			t.Fatal("the Kptfile's set-namespace step does not set kptbot")
@@ -347,7 +348,7 @@ func TestDeployIgnoresAppManifest(t *testing.T) {
 func TestDeployImageFollowsKptfile(t *testing.T) {
 	t.Parallel()
 	const want = "registry.example.com/platform/kptbot:v0.3.1"
-	r, _ := renderDeploy(t, func(tree engine.Tree) {
+	r, _ := renderDeploy(t, func(tree kptpkg.Tree) {
 		k := string(tree["Kptfile"])
 		if !strings.Contains(k, "image: kptbot:dev\n") {
 			t.Fatal("the Kptfile's apply-setters step does not set image: kptbot:dev")

@@ -1,0 +1,113 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/kptbot/kptbot/engine/builtins"
+	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
+	"github.com/kptdev/kpt/pkg/fn"
+)
+
+// Runtimes says which function runtimes a render or eval may use; the
+// built-ins are always available.
+type Runtimes struct {
+	// AllowExec permits `exec:` functions (binaries on this machine).
+	AllowExec bool
+	// AllowContainers permits running images that are not built-in through
+	// a container engine.
+	AllowContainers bool
+	// ContainerEngine is the docker-compatible CLI to use; empty means the
+	// first of docker and podman found on PATH.
+	ContainerEngine string
+}
+
+// Runtime picks a runner for each function: built-in first, then exec (left
+// to kpt's runner, which enforces AllowExec), then a container engine. A
+// function none of them can run is an error naming it and what would.
+type Runtime struct {
+	Runtimes Runtimes
+	maxSteps uint64 // starlark's step limit, 0 for the default
+}
+
+var _ fn.FunctionRuntime = Runtime{}
+
+// GetRunner implements kpt's fn.FunctionRuntime.
+func (r Runtime) GetRunner(ctx context.Context, f *kptfilev1.Function) (fn.FunctionRunner, error) {
+	if f.Exec != "" {
+		return nil, nil // kpt's exec runner, gated by RunnerOptions.AllowExec
+	}
+	if b, ok := builtins.Lookup(f.Image); ok {
+		return b.WithContext(ctx).WithStepLimit(r.maxSteps), nil
+	}
+	engine := r.ContainerEngine()
+	if r.Runtimes.AllowContainers && engine != "" {
+		return &containerRunner{ctx: ctx, engine: engine, image: f.Image}, nil
+	}
+	return nil, CannotRun(f.Image, r.Runtimes.AllowContainers, engine)
+}
+
+// ContainerEngine is the container engine functions run with: the one
+// configured, else the first of docker and podman installed.
+func (r Runtime) ContainerEngine() string {
+	if r.Runtimes.ContainerEngine != "" {
+		return r.Runtimes.ContainerEngine
+	}
+	for _, e := range []string{"docker", "podman"} {
+		if p, err := exec.LookPath(e); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// CannotRunError reports a function that no allowed runtime can run.
+type CannotRunError struct {
+	Image  string
+	Reason string
+}
+
+func (e *CannotRunError) Error() string {
+	return fmt.Sprintf("function %q cannot run: %s", e.Image, e.Reason)
+}
+
+// CannotRun is the error for a function image no runtime may run.
+func CannotRun(image string, allowContainers bool, engine string) error {
+	var why []string
+	why = append(why, "it is not a built-in ("+builtins.Explain(image)+"; `kptbot fn list` shows the built-ins and their versions)")
+	switch {
+	case !allowContainers:
+		why = append(why, "container functions are not allowed here")
+	case engine == "":
+		why = append(why, "no docker or podman on PATH to run it as a container")
+	}
+	return &CannotRunError{Image: image, Reason: strings.Join(why, "; ") +
+		"; to run it, use a built-in version of the function, install docker or podman, or build it as a binary and use exec: with --allow-exec"}
+}
+
+// containerRunner runs an image with a docker-compatible CLI, with the
+// same isolation kpt applies: no network, a read-only view of nothing but
+// stdin, an unprivileged user.
+type containerRunner struct {
+	ctx    context.Context
+	engine string
+	image  string
+}
+
+func (c *containerRunner) Run(r io.Reader, w io.Writer) error {
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.engine, "run", "--rm", "-i", "--network", "none",
+		"--user", "nobody", "--security-opt=no-new-privileges", c.image)
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, w, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("running %s with %s: %w: %s", c.image, c.engine, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
