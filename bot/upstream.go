@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/variant"
 )
 
 // index is the bot's view of every repository it can see and the
@@ -352,6 +354,9 @@ func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string
 	if st := locator.Store(up.Repo); st == locator.OCI || st == locator.HTTP {
 		return ff.other.Latest(ctx, up.Repo, "/"+pkg, up.Versions)
 	}
+	if up.WorkspaceName != "" {
+		return ff.workspaceRevision(ctx, up)
+	}
 	var names []string
 	ix, ok, err := ff.source(up.Repo)
 	if err != nil {
@@ -405,4 +410,44 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 		return nil
 	}
 	return commits
+}
+
+// workspaceRevision resolves upstream.workspaceName: the published
+// revision whose commit's kpt trailer names the workspace.
+func (ff *forgeFetcher) workspaceRevision(ctx context.Context, up *config.Upstream) (string, error) {
+	pkg := strings.Trim(up.Package, "/")
+	ix, ok, err := ff.source(up.Repo)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		r, err := ff.other.Git.Repo(ctx, up.Repo)
+		if err != nil {
+			return "", err
+		}
+		refs, err := r.Refs()
+		if err != nil {
+			return "", err
+		}
+		tags := make([]variant.Tagged, len(refs))
+		for i, ref := range refs {
+			tags[i] = variant.Tagged{Name: ref.Name, Commit: ref.Commit}
+		}
+		return variant.WorkspaceRevision(pkg, up.WorkspaceName, tags, r.CommitMessage)
+	}
+	list, err := ff.b.listTags(ctx, ix.f, ix.repo)
+	if err != nil {
+		return "", err
+	}
+	tags := make([]variant.Tagged, len(list))
+	for i, t := range list {
+		tags[i] = variant.Tagged{Name: t.Name, Commit: t.SHA}
+	}
+	return variant.WorkspaceRevision(pkg, up.WorkspaceName, tags, func(sha string) (string, error) {
+		commits, err := ix.f.Log(ctx, ix.repo, "", sha)
+		if err != nil || len(commits) == 0 {
+			return "", errors.Join(err, fmt.Errorf("no commit %s", sha))
+		}
+		return commits[0].Message, nil
+	})
 }

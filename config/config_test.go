@@ -67,7 +67,7 @@ func TestParseProblems(t *testing.T) {
 		want []string // each a Problem.String() substring, in order
 	}{
 		{"unknown field with suggestion", pv + "spec:\n  upstream: {repo: r, package: p, revison: v3}\n  downstream: {package: d}\n",
-			[]string{`kptbot.yaml:5: document 0: spec.upstream.revison: unknown field; expected one of: package, repo, revision, versions (did you mean "revision"?)`}},
+			[]string{`kptbot.yaml:5: document 0: spec.upstream.revison: unknown field; expected one of: package, repo, revision, versions, workspaceName (did you mean "revision"?)`}},
 		{"wrong apiVersion", "apiVersion: config.porch.kpt.dev/v1alpha1\nkind: PackageVariant\n",
 			[]string{`kptbot.yaml:1: document 0: apiVersion: "config.porch.kpt.dev/v1alpha1": expected kptbot.dev/v1alpha1`}},
 		{"unknown kind", "apiVersion: kptbot.dev/v1alpha1\nkind: Package\n",
@@ -94,6 +94,15 @@ func TestParseProblems(t *testing.T) {
 		{"duplicate names and repositories", pv + "spec: {upstream: {repo: r, package: p}, downstream: {package: d}}\n---\n" + pv + "spec: {upstream: {repo: r, package: p}, downstream: {package: e}}\n---\napiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: a}\n---\napiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: b}\n",
 			[]string{`document 3: kind: "Repository": at most one Repository per file (the first is document 2)`}},
 		{"not yaml", "a: [b\n", []string{`document 0: not valid YAML`}},
+		{"workspaceName and revision", pv + "spec:\n  upstream: {repo: r, package: p, revision: v3, workspaceName: blue}\n  downstream: {package: d}\n",
+			[]string{`kptbot.yaml:5: document 0: spec.upstream.workspaceName: "blue": and spec.upstream.revision "v3" are mutually exclusive`}},
+		{"workspaceName on OCI", pv + "spec:\n  upstream: {repo: oci://r.example/p, package: p, workspaceName: blue}\n  downstream: {package: d}\n",
+			[]string{`spec.upstream.workspaceName: "blue": is only for git upstreams`}},
+		{"empty packageNames entries", "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariantSet\nmetadata: {name: s}\nspec:\n  upstream: {repo: r, package: p}\n  targets:\n    - repositories: [{name: o/a, packageNames: [ok, \"\", \" \"]}]\n",
+			[]string{
+				`kptbot.yaml:7: document 0: spec.targets[0].repositories[0].packageNames[1]: cannot be empty: each entry names a downstream package`,
+				`spec.targets[0].repositories[0].packageNames[2]: " ": cannot be empty`,
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,4 +150,16 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = Defaults(file)
 	})
+}
+
+// Porch's upstream.workspaceName is a field kptbot.yaml accepts.
+func TestParseUpstreamWorkspaceName(t *testing.T) {
+	t.Parallel()
+	f, err := Parse("kptbot.yaml", []byte("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata: {name: v}\nspec:\n  upstream: {repo: org/blueprints, package: basens, workspaceName: blue}\n  downstream: {package: d}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Variants[0].Spec.Upstream.WorkspaceName; got != "blue" {
+		t.Errorf("workspaceName = %q", got)
+	}
 }

@@ -132,6 +132,10 @@ type Upstream struct {
 	// when Revision is latest (the highest that exists wins): an HTTP
 	// server has no tag list to find the latest in.
 	Versions []string `json:"versions,omitempty"`
+	// WorkspaceName, as Porch's upstream.workspaceName, picks the
+	// published revision of Package whose workspace (the Porch trailer of
+	// its commit) has this name, instead of a revision.
+	WorkspaceName string `json:"workspaceName,omitempty"`
 }
 
 // Downstream names the package a variant produces.

@@ -140,6 +140,14 @@ func (v validator) upstream(path string, u *Upstream) {
 	if u.Package == "" {
 		v.add(path+".package", "", "is required: the package path in the upstream repository")
 	}
+	if u.WorkspaceName != "" {
+		if u.Revision != "" && u.Revision != DefaultRevision {
+			v.add(path+".workspaceName", u.WorkspaceName, "and %s.revision %q are mutually exclusive: the workspace names one published revision", path, u.Revision)
+		}
+		if locator.Store(u.Repo) != locator.Git {
+			v.add(path+".workspaceName", u.WorkspaceName, "is only for git upstreams, whose published revisions record their workspace (Porch's trailer)")
+		}
+	}
 	switch locator.Store(u.Repo) {
 	case locator.OCI:
 		v.ociUpstream(path, u)
@@ -258,7 +266,13 @@ func (v validator) target(path string, t Target) {
 			v.add(fmt.Sprintf("%s.repositories[%d].name", path, i), "", "is required: owner/name or a git URL")
 		}
 		for j, pn := range r.PackageNames {
-			v.packagePath(fmt.Sprintf("%s.repositories[%d].packageNames[%d]", path, i, j), pn)
+			p := fmt.Sprintf("%s.repositories[%d].packageNames[%d]", path, i, j)
+			if strings.TrimSpace(pn) == "" {
+				// Porch: packageNames[k] cannot be empty
+				v.add(p, pn, "cannot be empty: each entry names a downstream package (leave packageNames out for the upstream's name)")
+				continue
+			}
+			v.packagePath(p, pn)
 		}
 	}
 	if sel := t.RepositorySelector; sel != nil {

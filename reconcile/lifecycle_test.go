@@ -133,3 +133,48 @@ func TestReconcileAdoptsUnownedDraft(t *testing.T) {
 		})
 	}
 }
+
+// upstream.workspaceName picks the published revision made in that
+// workspace (Porch's approve records it in the commit's kpt trailer), not
+// the latest one.
+func TestReconcileUpstreamWorkspaceName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	upBare := gitfixture.Blueprints(t)
+	us, err := gitrepo.OpenStore(ctx, upBare, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v4, err := us.Repo().Tree(ctx, gitfixture.Git(t, upBare, "rev-parse", "basens/v4^{commit}"), "/basens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{"blue", "green"} {
+		files := map[string][]byte{}
+		for p, b := range v4 {
+			files[p] = b
+		}
+		files["ws.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ws\ndata:\n  ws: " + ws + "\n")
+		if _, err := us.CreateDraft(ctx, "basens", ws, files, []byte(`{"type":"edit"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := us.Propose(ctx, "basens", ws); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := us.Approve(ctx, "basens", ws); err != nil { // blue: v5, green: v6
+			t.Fatal(err)
+		}
+	}
+	up := strings.TrimSuffix(upBare, ".git")
+	bare := downstreamRepo(t, up, strings.Replace(kptbotYAML, "package: basens}", "package: basens, workspaceName: blue}", 1))
+	plan := run(t, bare, false)
+	if kinds(plan) != "create-draft" || plan[0].Workspace != "team-a-v5" {
+		t.Fatalf("plan = %+v, want a clone of basens/v5 (workspace blue)", plan)
+	}
+	if l := lockOf(t, bare, "drafts/team-a/team-a-v5"); l.Ref != "basens/v5" {
+		t.Errorf("lock = %+v, want basens/v5", l)
+	}
+	if got := gitfixture.Git(t, bare, "show", "drafts/team-a/team-a-v5:team-a/ws.yaml"); !strings.Contains(got, "ws: blue") {
+		t.Errorf("ws.yaml:\n%s", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/variant"
 )
 
 // resolver is the planner's upstream resolver on plain git: upstreams are
@@ -26,6 +27,9 @@ type resolver struct {
 func (r resolver) Latest(ctx context.Context, up *config.Upstream) (string, error) {
 	if up.Revision != "" && up.Revision != config.DefaultRevision {
 		return up.Revision, nil
+	}
+	if up.WorkspaceName != "" {
+		return r.workspaceRevision(ctx, up)
 	}
 	switch locator.Store(up.Repo) {
 	case locator.OCI:
@@ -49,4 +53,21 @@ func (r resolver) Latest(ctx context.Context, up *config.Upstream) (string, erro
 		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, up.Package, up.Package)
 	}
 	return porch.RevisionName(best), nil
+}
+
+// workspaceRevision resolves upstream.workspaceName on a git upstream.
+func (r resolver) workspaceRevision(ctx context.Context, up *config.Upstream) (string, error) {
+	repo, err := r.Git.Repo(ctx, up.Repo)
+	if err != nil {
+		return "", err
+	}
+	refs, err := repo.Refs()
+	if err != nil {
+		return "", err
+	}
+	tags := make([]variant.Tagged, len(refs))
+	for i, ref := range refs {
+		tags[i] = variant.Tagged{Name: ref.Name, Commit: ref.Commit}
+	}
+	return variant.WorkspaceRevision(strings.Trim(up.Package, "/"), up.WorkspaceName, tags, repo.CommitMessage)
 }

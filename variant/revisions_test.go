@@ -138,3 +138,25 @@ func TestNeedsMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkspaceRevision(t *testing.T) {
+	t.Parallel()
+	msgs := map[string]string{
+		"c1": "Approve basens/v1\n\nkpt:{\"package\":\"basens\",\"workspaceName\":\"first\",\"revision\":\"v1\"}\n",
+		"c2": "Approve basens/v2\n\nkpt:{\"package\":\"basens\",\"workspaceName\":\"second\",\"revision\":\"v2\"}\n",
+		"c3": "Approve basens/v3\n\nkpt:{\"package\":\"basens\",\"workspaceName\":\"first\",\"revision\":\"v3\"}\n",
+		"c4": "a commit without a trailer\n",
+	}
+	tags := []Tagged{{"refs/tags/basens/v1", "c1"}, {"basens/v2", "c2"}, {"refs/tags/basens/v3", "c3"}, {"basens/v4", "c4"}, {"other/v9", "c3"}}
+	read := func(c string) (string, error) { return msgs[c], nil }
+	for _, tc := range []struct{ ws, want, err string }{
+		{"first", "v3", ""},
+		{"second", "v2", ""},
+		{"third", "", `upstream.workspaceName "third": no published revision of basens`},
+	} {
+		got, err := WorkspaceRevision("basens", tc.ws, tags, read)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("WorkspaceRevision(%s) = %q, %v; want %q, %q", tc.ws, got, err, tc.want, tc.err)
+		}
+	}
+}
