@@ -33,6 +33,9 @@ type injectionPoint struct {
 	injected      bool
 	// message is the condition message (why nothing was injected, or what was).
 	message string
+	// looked names what the injectors asked for, for the user's message
+	// (Porch's condition message does not say).
+	looked []string
 }
 
 func (ip *injectionPoint) condition() kptfilev1.Condition {
@@ -124,12 +127,15 @@ func (ip *injectionPoint) inject(n *yaml.RNode, injectors []config.InjectionSele
 			candidates = append(candidates, injectionSource{node: s, path: path})
 		}
 	}
-	var wanted []string
+	if len(candidates) == 0 {
+		ip.message = fmt.Sprintf(msgNoSourcesOfType, ip.apiVersion, ip.kind)
+		return false, nil
+	}
 	for _, inj := range injectors {
 		if (inj.Group != "" && inj.Group != group) || (inj.Version != "" && inj.Version != version) || (inj.Kind != "" && inj.Kind != ip.kind) {
 			continue
 		}
-		wanted = append(wanted, fmt.Sprintf("%q", inj.Name))
+		ip.looked = append(ip.looked, fmt.Sprintf("%q", inj.Name))
 		var match []injectionSource
 		for _, c := range candidates {
 			if c.node.GetName() == inj.Name {
@@ -149,13 +155,18 @@ func (ip *injectionPoint) inject(n *yaml.RNode, injectors []config.InjectionSele
 		}
 		return ip.injectFrom(n, match[0])
 	}
-	if len(wanted) == 0 {
-		ip.message = fmt.Sprintf("no entry of spec.injectors selects %s %s", ip.apiVersion, ip.kind)
-	} else {
-		ip.message = fmt.Sprintf("no %s %s named %s in the injection sources", ip.apiVersion, ip.kind, strings.Join(wanted, " or "))
-	}
+	ip.message = msgNothingMatched
 	return false, nil
 }
+
+// Porch's condition messages for an injection point left empty, word for
+// word (tools read them): no source of the point's type at all (Porch
+// calls the sources in-cluster resources), and sources but no injector
+// selecting one.
+const (
+	msgNoSourcesOfType = "no in-cluster resources of type %s.%s"
+	msgNothingMatched  = "no resource matched any injection selector for this injection point"
+)
 
 // injectFrom copies data (ConfigMap) or spec (any other kind) of src into
 // the injection point n and records which resource was injected.

@@ -133,8 +133,11 @@ func Apply(in kptpkg.Tree, pv config.PackageVariant, sources []*yaml.RNode) (*Re
 	sort.Strings(res.Changed)
 	for _, ip := range points {
 		if ip.required && !ip.injected {
-			res.Blocking = append(res.Blocking, fmt.Sprintf("%s: required injection point %s %q has nothing injected: %s",
-				ip.file, ip.kind, ip.name, ip.message))
+			msg := fmt.Sprintf("%s: required injection point %s %q has nothing injected: %s", ip.file, ip.kind, ip.name, ip.message)
+			if len(ip.looked) > 0 && ip.message == msgNothingMatched {
+				msg += fmt.Sprintf(" (the injectors select %s %s named %s)", ip.apiVersion, ip.kind, strings.Join(ip.looked, " or "))
+			}
+			res.Blocking = append(res.Blocking, msg)
 		}
 	}
 	return res, nil

@@ -300,3 +300,42 @@ func TestVariantSourceWithoutField(t *testing.T) {
 		t.Errorf("readiness gates = %+v", kf.Info)
 	}
 }
+
+// The condition messages of an injection point left empty are Porch's,
+// word for word (injection.go in Porch's packagevariant controller).
+func TestVariantInjectionMessagesArePorchs(t *testing.T) {
+	t.Parallel()
+	in := kptpkg.Tree{
+		kptpkg.KptfileName: []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n"),
+		"cm.yaml":          []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    kpt.dev/config-injection: optional\ndata:\n  a: b\n"),
+	}
+	other := kyaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  a: c\n")
+	secret := kyaml.MustParse("apiVersion: v1\nkind: Secret\nmetadata:\n  name: site\n")
+	for _, tc := range []struct {
+		name      string
+		injectors []config.InjectionSelector
+		sources   []*kyaml.RNode
+		want      string
+	}{
+		{"no injectors", nil, []*kyaml.RNode{other}, "no injectors defined"},
+		{"no source of the type", []config.InjectionSelector{{Name: "site"}}, []*kyaml.RNode{secret}, "no in-cluster resources of type v1.ConfigMap"},
+		{"nothing matched", []config.InjectionSelector{{Name: "site"}}, []*kyaml.RNode{other, secret}, "no resource matched any injection selector for this injection point"},
+		{"kind filtered out", []config.InjectionSelector{{Kind: "Secret", Name: "other"}}, []*kyaml.RNode{other}, "no resource matched any injection selector for this injection point"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pv := config.PackageVariant{Metadata: config.ObjectMeta{Name: "v"}, Spec: config.PackageVariantSpec{Injectors: tc.injectors}}
+			res, err := Apply(in, pv, tc.sources)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, res.Tree[kptpkg.KptfileName])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kf.Status == nil || len(kf.Status.Conditions) != 1 || kf.Status.Conditions[0].Message != tc.want || kf.Status.Conditions[0].Reason != ReasonNoResourceSelected {
+				t.Errorf("conditions = %+v, want message %q", kf.Status, tc.want)
+			}
+		})
+	}
+}
