@@ -82,12 +82,6 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("parent directory %s of the destination does not exist", parent)
 	}
-	if opts.Strategy == "" {
-		opts.Strategy = kptfilev1.ResourceMerge
-	}
-	if err := checkStrategy(string(opts.Strategy)); err != nil {
-		return nil, err
-	}
 	// Build the package beside its destination and rename it into place at
 	// the end, so a failure never leaves a half-fetched package.
 	stage, err := os.MkdirTemp(parent, ".kptbot-get-")
@@ -95,8 +89,29 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 		return nil, fmt.Errorf("creating staging directory: %w", err)
 	}
 	defer os.RemoveAll(stage)
+	res, err := getInto(ctx, f, stage, filepath.Base(dest), opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Rename(stage, dest); err != nil {
+		return nil, fmt.Errorf("moving fetched package into %s: %w", dest, err)
+	}
+	if err := os.Chmod(dest, 0o755); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
 
-	kf := kptfileutil.DefaultKptfile(filepath.Base(dest))
+// getInto builds the package Get fetches, named name, in the empty
+// directory stage.
+func getInto(ctx context.Context, f Fetcher, stage, name string, opts GetOptions) (*GetResult, error) {
+	if opts.Strategy == "" {
+		opts.Strategy = kptfilev1.ResourceMerge
+	}
+	if err := checkStrategy(string(opts.Strategy)); err != nil {
+		return nil, err
+	}
+	kf := kptfileutil.DefaultKptfile(name)
 	up := kptpkg.Origin{Store: locator.Store(opts.Repo), Repo: opts.Repo, Dir: opts.Dir, Ref: opts.Version}
 	if up.Store == locator.Git {
 		up.Repo = absLocalRepo(up.Repo)
@@ -119,15 +134,9 @@ func Get(ctx context.Context, f Fetcher, dest string, opts GetOptions) (*GetResu
 		if err := dropPackageContexts(stage); err != nil {
 			return nil, err
 		}
-		if err := writePackageContext(stage, filepath.Base(dest)); err != nil {
+		if err := writePackageContext(stage, name); err != nil {
 			return nil, err
 		}
-	}
-	if err := os.Rename(stage, dest); err != nil {
-		return nil, fmt.Errorf("moving fetched package into %s: %w", dest, err)
-	}
-	if err := os.Chmod(dest, 0o755); err != nil {
-		return nil, err
 	}
 	return res, nil
 }

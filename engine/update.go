@@ -50,30 +50,44 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	if err != nil {
 		return nil, err
 	}
-	up, err := kptpkg.UpstreamOf(kf)
-	if err != nil {
-		return nil, fmt.Errorf("updating %s: %s: %w", dir, kptpkg.KptfileName, err)
-	}
-	if up == nil {
-		return nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git, or a generic OCI/HTTP upstream): nothing to update from", dir)
-	}
-	if opts.Strategy != "" {
-		if err := checkStrategy(opts.Strategy); err != nil {
-			return nil, err
-		}
-	}
 	have, err := kptpkg.ReadTree(dir)
 	if err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp("", "kptbot-update-")
+	want, res, err := updateFiles(ctx, f, dir, kf, have, opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := kptpkg.SyncDir(dir, have, want); err != nil {
+		return nil, fmt.Errorf("writing the merged package to %s: %w", dir, err)
+	}
+	return res, nil
+}
+
+// updateFiles merges upstream changes into have, the package at dir (dir names
+// it in messages; it is not read or written), whose Kptfile is kf, and
+// returns the merged package.
+func updateFiles(ctx context.Context, f Fetcher, dir string, kf *kptfilev1.KptFile, have kptpkg.Tree, opts UpdateOptions) (kptpkg.Tree, *UpdateResult, error) {
+	up, err := kptpkg.UpstreamOf(kf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("updating %s: %s: %w", dir, kptpkg.KptfileName, err)
+	}
+	if up == nil {
+		return nil, nil, fmt.Errorf("updating %s: the Kptfile has no upstream (upstream.git, or a generic OCI/HTTP upstream): nothing to update from", dir)
+	}
+	if opts.Strategy != "" {
+		if err := checkStrategy(opts.Strategy); err != nil {
+			return nil, nil, err
+		}
+	}
+	work, err := os.MkdirTemp("", "kptbot-update-")
+	if err != nil {
+		return nil, nil, err
 	}
 	defer os.RemoveAll(work)
 	local := filepath.Join(work, "local")
 	if err := have.Write(local); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	u := &updater{fetcher: f, work: work, res: &UpdateResult{}, mem: kptpkg.MemTrees{}}
@@ -90,11 +104,11 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	}
 	kptpkg.SetUpstream(kf, *up, strategy)
 	if err := kptpkg.WriteKptfile(local, kf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	if err := u.updateTree(ctx, local, dir, kf, originalRef, opts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// kpt finishes with merge comments on every resource. resource-merge
 	// adds them to what it writes and to packages it copies in; other
@@ -102,19 +116,16 @@ func Update(ctx context.Context, f Fetcher, dir string, opts UpdateOptions) (*Up
 	// full pass (which rewrites every file).
 	if u.otherStrategy {
 		if err := addMergeComments(local); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	want, err := kptpkg.ReadTree(local)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kptpkg.PreserveUntouched(have, want)
 	u.res.Added, u.res.Removed, u.res.Modified = have.Changes(want)
-	if err := kptpkg.SyncDir(dir, have, want); err != nil {
-		return nil, fmt.Errorf("writing the merged package to %s: %w", dir, err)
-	}
-	return u.res, nil
+	return want, u.res, nil
 }
 
 // updateTree updates the root package at local and then, in turn, every

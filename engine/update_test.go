@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
@@ -104,6 +105,15 @@ func TestUpdateGolden(t *testing.T) {
 			if _, err := Get(ctx, f, dest, GetOptions{Repo: repo, Dir: "/" + c.Package, Version: c.From, Strategy: strategyType(c.GetStrategy)}); err != nil {
 				t.Fatalf("Get: %v", err)
 			}
+			fetched, err := kptpkg.ReadTree(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inMem, _, err := GetTree(ctx, f, filepath.Base(dest), GetOptions{Repo: repo, Dir: "/" + c.Package, Version: c.From, Strategy: strategyType(c.GetStrategy)})
+			if err != nil {
+				t.Fatalf("GetTree: %v", err)
+			}
+			sameTrees(t, "GetTree against Get", fetched, inMem)
 			if edits := filepath.Join(caseDir, "local-edits"); exists(edits) {
 				tree, err := kptpkg.ReadTree(edits)
 				if err != nil {
@@ -136,7 +146,14 @@ func TestUpdateGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			norm := replacer(repo, "UPSTREAM", dest, "LOCAL")
+			memGot, memRes, memErr := UpdateTree(ctx, f, dest, before, UpdateOptions{Version: c.To, Strategy: c.Strategy})
+			if untouched, err := kptpkg.ReadTree(dest); err != nil || !untouched.Equal(before) {
+				t.Fatalf("UpdateTree changed %s (%v)", dest, err)
+			}
 			res, err := Update(ctx, f, dest, UpdateOptions{Version: c.To, Strategy: c.Strategy})
+			if (err == nil) != (memErr == nil) || err != nil && err.Error() != memErr.Error() {
+				t.Errorf("UpdateTree's error %v, Update's %v", memErr, err)
+			}
 			if err != nil {
 				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), norm([]byte(err.Error()+"\n")))
 				after, rerr := kptpkg.ReadTree(dest)
@@ -156,6 +173,10 @@ func TestUpdateGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkGoldenTree(t, filepath.Join(caseDir, "want"), got, norm)
+			sameTrees(t, "UpdateTree against Update", got, memGot)
+			if d := cmp.Diff(res, memRes); memErr == nil && d != "" {
+				t.Errorf("UpdateTree's result differs from Update's (-Update +UpdateTree):\n%s", d)
+			}
 			if res.Conflicts == nil {
 				res.Conflicts = []pkgmerge.Conflict{}
 			}
