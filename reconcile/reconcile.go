@@ -446,10 +446,10 @@ func (r *reconciler) apply(ctx context.Context, a *Action) error {
 	task := a.task.JSON()
 	switch a.Kind {
 	case "create-draft":
-		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task)
+		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task, variant.ConflictsNote(a.Conflicts))
 		return err
 	case "update-draft":
-		_, err := r.store.UpdateDraft(ctx, a.Package, a.Workspace, a.files, task)
+		_, err := r.store.UpdateDraft(ctx, a.Package, a.Workspace, a.files, task, variant.ConflictsNote(a.Conflicts))
 		return err
 	case "delete-draft":
 		return r.store.DeleteDraft(ctx, a.Package, a.Workspace)

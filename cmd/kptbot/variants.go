@@ -9,6 +9,7 @@ import (
 
 	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/reconcile"
+	"github.com/kptbot/kptbot/variant"
 	"github.com/spf13/cobra"
 )
 
@@ -61,6 +62,9 @@ nothing.`,
 				fmt.Fprintf(out, "  %-14s %s%s (variant %s): %s\n", a.Kind, a.Package, ws, a.Variant, a.Why)
 				if len(a.Blocking) > 0 {
 					fmt.Fprintf(out, "  %-14s blocks proposal: %s\n", "", strings.Join(a.Blocking, "; "))
+				}
+				if note := variant.ConflictsNote(a.Conflicts); note != "" {
+					fmt.Fprintf(out, "  %-14s %s\n", "", strings.ReplaceAll(note, "\n", "\n  "+strings.Repeat(" ", 15)))
 				}
 			}
 			return err

@@ -208,20 +208,22 @@ func (s *Store) treeOf(commit plumbing.Hash) (*object.Tree, error) {
 
 // CreateDraft creates branch drafts/<pkg>/<ws> from the registered
 // branch's tip with the package's files replaced by files, as Porch's
-// init and clone do. task is the trailer's task (e.g. {"type":"init"}).
-func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (commit string, err error) {
+// init and clone do. task is the trailer's task (e.g. {"type":"init"});
+// body, when given, is written between Porch's subject and the trailer
+// (what a person should know about the revision, e.g. merge conflicts).
+func (s *Store) CreateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte, body ...string) (commit string, err error) {
 	err = s.locked(ctx, func() error {
-		commit, err = s.createDraft(ctx, pkg, ws, files, task)
+		commit, err = s.createDraft(ctx, pkg, ws, files, task, body)
 		return err
 	})
 	return commit, err
 }
 
-func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
+func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte, body []string) (string, error) {
 	if err := porch.CheckNames(pkg, ws); err != nil {
 		return "", err
 	}
-	subject, err := commitSubject(task)
+	subject, err := commitSubject(task, body)
 	if err != nil {
 		return "", err
 	}
@@ -256,17 +258,17 @@ func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[strin
 }
 
 // UpdateDraft commits new package files onto an existing draft, as
-// Porch's push and edit do.
-func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (commit string, err error) {
+// Porch's push and edit do; body as for CreateDraft.
+func (s *Store) UpdateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte, body ...string) (commit string, err error) {
 	err = s.locked(ctx, func() error {
-		commit, err = s.updateDraft(ctx, pkg, ws, files, task)
+		commit, err = s.updateDraft(ctx, pkg, ws, files, task, body)
 		return err
 	})
 	return commit, err
 }
 
-func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte) (string, error) {
-	subject, err := commitSubject(task)
+func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[string][]byte, task []byte, body []string) (string, error) {
+	subject, err := commitSubject(task, body)
 	if err != nil {
 		return "", err
 	}
@@ -484,13 +486,20 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 
 // commitSubject is the subject Porch gives the commit of task (none:
 // an intermediate commit).
-func commitSubject(task []byte) (string, error) {
-	if len(task) == 0 {
-		return porch.CommitSubject(porch.TaskTypeNone), nil
+func commitSubject(task []byte, body []string) (string, error) {
+	typ := porch.TaskTypeNone
+	if len(task) > 0 {
+		t, err := porch.ParseTask(task)
+		if err != nil {
+			return "", err
+		}
+		typ = t.Type
 	}
-	t, err := porch.ParseTask(task)
-	if err != nil {
-		return "", err
+	subject := porch.CommitSubject(typ)
+	for _, b := range body {
+		if b = strings.TrimSpace(b); b != "" {
+			subject += "\n\n" + b
+		}
 	}
-	return porch.CommitSubject(t.Type), nil
+	return subject, nil
 }
