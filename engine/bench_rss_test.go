@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
@@ -58,7 +59,7 @@ func BenchmarkRenderPeakRSS(b *testing.B) {
 	for _, n := range []struct {
 		name string
 		pkg  kptpkg.Tree
-	}{{"1k", genPackage(1000, 1)}, {"10k", genPackage(10000, 1)}, {"10k-replacements", genReplacementsPackage(10000)}} {
+	}{{"1k", enginetest.GenPackage(1000, 1)}, {"10k", enginetest.GenPackage(10000, 1)}, {"10k-replacements", enginetest.GenReplacementsPackage(10000)}} {
 		b.Run(n.name, func(b *testing.B) {
 			pkg := n.pkg
 			size := 0
@@ -76,7 +77,7 @@ func BenchmarkRenderPeakRSS(b *testing.B) {
 				if err := pkg.Write(dir); err != nil {
 					b.Fatal(err)
 				}
-				if err := genPackage(10, 1).Write(tinyDir); err != nil {
+				if err := enginetest.GenPackage(10, 1).Write(tinyDir); err != nil {
 					b.Fatal(err)
 				}
 				base = min(base, peak(b, "version"))
@@ -148,7 +149,7 @@ func BenchmarkUpdatePeakRSS(b *testing.B) {
 		wt := gitfixture.WorkTree(b, bare)
 		for v, rep := range []int{1, 2} {
 			os.RemoveAll(filepath.Join(wt, "pkg"))
-			if err := genPackage(n, rep).Write(filepath.Join(wt, "pkg")); err != nil {
+			if err := enginetest.GenPackage(n, rep).Write(filepath.Join(wt, "pkg")); err != nil {
 				b.Fatal(err)
 			}
 			gitfixture.CommitAndTag(b, wt, fmt.Sprintf("v%d", v+1), fmt.Sprintf("pkg/v%d", v+1))
@@ -162,7 +163,7 @@ func BenchmarkUpdatePeakRSS(b *testing.B) {
 	}{{"1k", 1000}, {"10k", 10000}} {
 		b.Run(n.name, func(b *testing.B) {
 			size := 0
-			for _, c := range genPackage(n.size, 1) {
+			for _, c := range enginetest.GenPackage(n.size, 1) {
 				size += len(c)
 			}
 			url := repo(b, n.size)

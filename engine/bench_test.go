@@ -10,102 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
-// genPackage builds a package of n resources (Deployments, Services and
-// ConfigMaps, 10 per file) with a 5-function built-in pipeline.
-func genPackage(n int, replicas int) kptpkg.Tree {
-	t := kptpkg.Tree{kptpkg.KptfileName: []byte(`apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: bench
-pipeline:
-  mutators:
-    - image: ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2.0
-      configMap:
-        tier: gold
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1
-      configMap:
-        namespace: bench
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0
-      configMap:
-        team: platform
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-annotations:v0.1.4
-      configMap:
-        owner: platform@example.com
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-image:v0.1.1
-      configMap:
-        name: nginx
-        newTag: "1.27"
-`)}
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app-%d
-  labels:
-    app: app-%d
-    tier: silver # kpt-set: ${tier}
-spec:
-  replicas: %d
-  selector:
-    matchLabels:
-      app: app-%d
-  template:
-    metadata:
-      labels:
-        app: app-%d
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.25
-          ports:
-            - containerPort: 80
-`, i, i, replicas, i, i)
-		case 1:
-			fmt.Fprintf(&b, `apiVersion: v1
-kind: Service
-metadata:
-  name: svc-%d
-  creationTimestamp: null
-spec:
-  selector:
-    app: app-%d
-  ports:
-    - port: 80
-      targetPort: 80
-`, i, i-1)
-		default:
-			fmt.Fprintf(&b, `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cm-%d
-data:
-  key: value-%d
-  replicas: "%d"
-`, i, i, replicas)
-		}
-		if i%10 == 9 || i == n-1 {
-			t[fmt.Sprintf("resources-%04d.yaml", i/10)] = []byte(b.String())
-			b.Reset()
-		} else {
-			b.WriteString("---\n")
-		}
-	}
-	return t
-}
-
 func benchRender(b *testing.B, n int) { benchRenderWith(b, n, render.RenderOptions{}) }
 
 func benchRenderWith(b *testing.B, n int, opts render.RenderOptions) {
-	benchRenderTree(b, genPackage(n, 1), opts)
+	benchRenderTree(b, enginetest.GenPackage(n, 1), opts)
 }
 
 func benchRenderTree(b *testing.B, in kptpkg.Tree, opts render.RenderOptions) {
@@ -133,56 +48,15 @@ func BenchmarkRender1k(b *testing.B) { benchRender(b, 1000) }
 // BenchmarkRender10k renders 10,000 resources through 5 built-in functions.
 func BenchmarkRender10k(b *testing.B) { benchRender(b, 10000) }
 
-// genReplacementsPackage is genPackage with a pipeline around
-// apply-replacements (one source ConfigMap pinning every Deployment's
-// image), the catalog function Nephio packages lean on.
-func genReplacementsPackage(n int) kptpkg.Tree {
-	t := genPackage(n, 1)
-	t[kptpkg.KptfileName] = []byte(`apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: bench
-pipeline:
-  mutators:
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.1
-      configMap:
-        namespace: bench
-    - image: ghcr.io/kptdev/krm-functions-catalog/apply-replacements:v0.1.1
-      configPath: replacements.yaml
-    - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2.0
-      configMap:
-        team: platform
-`)
-	t["replacements.yaml"] = []byte(`apiVersion: fn.kpt.dev/v1alpha1
-kind: ApplyReplacements
-metadata:
-  name: replacements
-  annotations:
-    config.kubernetes.io/local-config: "true"
-replacements:
-  - source:
-      kind: ConfigMap
-      name: settings
-      fieldPath: data.image
-    targets:
-      - select:
-          kind: Deployment
-        fieldPaths:
-          - spec.template.spec.containers.[name=web].image
-`)
-	t["settings.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  image: nginx:1.29\n")
-	return t
-}
-
 // BenchmarkRenderReplacements10k renders 10,000 resources through
 // set-namespace, apply-replacements and set-labels (streamed).
 func BenchmarkRenderReplacements10k(b *testing.B) {
-	benchRenderTree(b, genReplacementsPackage(10000), render.RenderOptions{})
+	benchRenderTree(b, enginetest.GenReplacementsPackage(10000), render.RenderOptions{})
 }
 
 // BenchmarkRenderReplacements10kWholeList is the same, whole-list.
 func BenchmarkRenderReplacements10kWholeList(b *testing.B) {
-	benchRenderTree(b, genReplacementsPackage(10000), render.RenderOptions{WholeList: true})
+	benchRenderTree(b, enginetest.GenReplacementsPackage(10000), render.RenderOptions{WholeList: true})
 }
 
 // BenchmarkRender10kWholeList is BenchmarkRender10k without the streamed
@@ -209,13 +83,13 @@ const benchUpdateN = 1000
 // package whose every resource changed upstream (the worst case: every
 // resource goes through kyaml's 3-way merge walker).
 func BenchmarkUpdate1k(b *testing.B) {
-	benchUpdate(b, genPackage(benchUpdateN, 1), genPackage(benchUpdateN, 2))
+	benchUpdate(b, enginetest.GenPackage(benchUpdateN, 1), enginetest.GenPackage(benchUpdateN, 2))
 }
 
 // BenchmarkUpdate1kTypical updates a 1,000-resource package where
 // upstream changed one file in ten, as a typical release does.
 func BenchmarkUpdate1kTypical(b *testing.B) {
-	origin, all := genPackage(benchUpdateN, 1), genPackage(benchUpdateN, 2)
+	origin, all := enginetest.GenPackage(benchUpdateN, 1), enginetest.GenPackage(benchUpdateN, 2)
 	updated := kptpkg.Tree{}
 	i := 0
 	for _, p := range origin.Paths() {
@@ -284,12 +158,12 @@ func BenchmarkUpdateVsKpt(b *testing.B) {
 	gitfixture.Git(b, root, "init", "-q", "--bare", "-b", "main", bare)
 	wt := gitfixture.WorkTree(b, bare)
 	for v, rep := range map[string]int{"pkg/v1": 1} {
-		if err := genPackage(1000, rep).Write(filepath.Join(wt, "pkg")); err != nil {
+		if err := enginetest.GenPackage(1000, rep).Write(filepath.Join(wt, "pkg")); err != nil {
 			b.Fatal(err)
 		}
 		gitfixture.CommitAndTag(b, wt, v, v)
 	}
-	if err := genPackage(1000, 2).Write(filepath.Join(wt, "pkg")); err != nil {
+	if err := enginetest.GenPackage(1000, 2).Write(filepath.Join(wt, "pkg")); err != nil {
 		b.Fatal(err)
 	}
 	gitfixture.CommitAndTag(b, wt, "v2", "pkg/v2")
@@ -392,7 +266,7 @@ replacements:
 // kpt CLI with exec: binaries; compare the two ns/op. Skipped cleanly when
 // kpt or the go tool (to build the binaries) is missing.
 func BenchmarkRenderVsKpt(b *testing.B) {
-	pkg := genPackage(1000, 1)
+	pkg := enginetest.GenPackage(1000, 1)
 	pkg["star.yaml"] = []byte(starConfig)
 	pkg["repl.yaml"] = []byte(replConfig)
 	img := func(name string) string { return "image: ghcr.io/kptdev/krm-functions-catalog/" + name }

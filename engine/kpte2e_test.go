@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -43,7 +44,7 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is needed to apply the expected diffs")
 	}
-	for _, name := range caseDirs(t, kind) {
+	for _, name := range enginetest.CaseDirs(t, kind) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if why, ok := kptE2EDifferences[name]; ok {
@@ -105,7 +106,7 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 					delete(wantTree, p)
 				}
 			}
-			sameTrees(t, kind+" expected vs kptbot", wantTree, got)
+			enginetest.SameTrees(t, kind+" expected vs kptbot", wantTree, got)
 		})
 	}
 }

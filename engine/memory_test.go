@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
@@ -26,7 +27,7 @@ func TestInitTreeMatchesInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTrees(t, "InitTree against Init", want, got)
+	enginetest.SameTrees(t, "InitTree against Init", want, got)
 	if !strings.Contains(string(got[kptpkg.KptfileName]), "name: blueprint") {
 		t.Errorf("the Kptfile is not named after the package:\n%s", got[kptpkg.KptfileName])
 	}

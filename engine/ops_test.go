@@ -79,7 +79,7 @@ func TestUpdateKeepsUntouchedBytes(t *testing.T) {
 // TestRenderOutputs covers -o stdout/unwrap and --results-dir.
 func TestRenderOutputs(t *testing.T) {
 	t.Parallel()
-	in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
+	in, err := kptpkg.ReadTree(filepath.Join("render", "testdata", "render", "subpackages", "in"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestRenderOutputs(t *testing.T) {
 func TestEval(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "pkg")
-	in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", "subpackages", "in"))
+	in, err := kptpkg.ReadTree(filepath.Join("render", "testdata", "render", "subpackages", "in"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package render_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -30,7 +31,7 @@ func TestFastRenderMatchesKpt(t *testing.T) {
 				}
 				return
 			}
-			sameTrees(t, "kptbot vs kpt", kpt.Tree, fast.Tree)
+			enginetest.SameTrees(t, "kptbot vs kpt", kpt.Tree, fast.Tree)
 			if len(fast.Results.Items) != len(kpt.Results.Items) {
 				t.Errorf("fast ran %d functions, kpt %d", len(fast.Results.Items), len(kpt.Results.Items))
 			}
@@ -48,8 +49,8 @@ func lastLine(s string) string {
 // 300-resource package.
 func renderCases(t *testing.T) map[string]kptpkg.Tree {
 	t.Helper()
-	cases := map[string]kptpkg.Tree{"generated-300": genPackage(300, 1)}
-	for _, name := range caseDirs(t, "render") {
+	cases := map[string]kptpkg.Tree{"generated-300": enginetest.GenPackage(300, 1)}
+	for _, name := range enginetest.CaseDirs(t, "render") {
 		in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", name, "in"))
 		if err != nil {
 			t.Fatal(err)

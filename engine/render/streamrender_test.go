@@ -1,4 +1,4 @@
-package engine
+package render_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -362,7 +363,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if werr != nil {
 				t.Fatalf("streamed a package the whole-list render fails: %v", werr)
 			}
-			sameTrees(t, "render", whole.Tree, out)
+			enginetest.SameTrees(t, "render", whole.Tree, out)
 			if diff := cmp.Diff(whole.Results, results); diff != "" {
 				t.Errorf("results differ (-whole +streamed):\n%s", diff)
 			}
@@ -403,7 +404,7 @@ func TestStreamRenderRandom(t *testing.T) {
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
 		}
-		sameTrees(t, fmt.Sprintf("seed %d", seed), whole.Tree, out)
+		enginetest.SameTrees(t, fmt.Sprintf("seed %d", seed), whole.Tree, out)
 		if t.Failed() {
 			return
 		}
@@ -434,7 +435,7 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 			if ferr != nil {
 				continue
 			}
-			sameTrees(t, fmt.Sprintf("seed %d, %+v, kptbot vs kpt", seed, opts), kpt.Tree, fast.Tree)
+			enginetest.SameTrees(t, fmt.Sprintf("seed %d, %+v, kptbot vs kpt", seed, opts), kpt.Tree, fast.Tree)
 			if t.Failed() {
 				return
 			}

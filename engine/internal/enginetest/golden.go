@@ -1,4 +1,4 @@
-package engine
+package enginetest
 
 import (
 	"bytes"
@@ -13,17 +13,18 @@ import (
 	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
+// UpdateGolden is -update: rewrite golden files instead of comparing.
+var UpdateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// checkGoldenTree compares got with the directory want, or rewrites it with
+// CheckGoldenTree compares got with the directory want, or rewrites it with
 // -update. Paths in got are replaced by placeholders first (see normalize).
-func checkGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize func([]byte) []byte) {
+func CheckGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize func([]byte) []byte) {
 	t.Helper()
 	norm := kptpkg.Tree{}
 	for p, b := range got {
 		norm[p] = normalize(b)
 	}
-	if *updateGolden {
+	if *UpdateGolden {
 		if err := os.RemoveAll(wantDir); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func checkGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize fu
 	if err != nil {
 		t.Fatalf("reading golden %s (run go test -update to create it): %v", wantDir, err)
 	}
-	for _, p := range unionPaths(want, norm) {
+	for _, p := range UnionPaths(want, norm) {
 		w, okW := want[p]
 		g, okG := norm[p]
 		switch {
@@ -50,10 +51,10 @@ func checkGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize fu
 	}
 }
 
-// checkGoldenFile compares got with the file want, or rewrites it.
-func checkGoldenFile(t *testing.T, want string, got []byte) {
+// CheckGoldenFile compares got with the file want, or rewrites it.
+func CheckGoldenFile(t *testing.T, want string, got []byte) {
 	t.Helper()
-	if *updateGolden {
+	if *UpdateGolden {
 		if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -71,18 +72,19 @@ func checkGoldenFile(t *testing.T, want string, got []byte) {
 	}
 }
 
-// sameTrees fails t with a diff for each file that differs between want
+// SameTrees fails t with a diff for each file that differs between want
 // and got (labelled with what).
-func sameTrees(t *testing.T, what string, want, got kptpkg.Tree) {
+func SameTrees(t *testing.T, what string, want, got kptpkg.Tree) {
 	t.Helper()
-	for _, p := range unionPaths(want, got) {
+	for _, p := range UnionPaths(want, got) {
 		if string(want[p]) != string(got[p]) {
 			t.Errorf("%s: %s differs (-want +got):\n%s", what, p, cmp.Diff(string(want[p]), string(got[p])))
 		}
 	}
 }
 
-func unionPaths(a, b kptpkg.Tree) []string {
+// UnionPaths lists the paths of a and b, sorted.
+func UnionPaths(a, b kptpkg.Tree) []string {
 	u := kptpkg.Tree{}
 	for p := range a {
 		u[p] = nil
@@ -93,13 +95,15 @@ func unionPaths(a, b kptpkg.Tree) []string {
 	return u.Paths()
 }
 
-func replacer(pairs ...string) func([]byte) []byte {
+// Replacer replaces each old string of pairs (old, new, ...) in a file, for
+// paths that differ between runs.
+func Replacer(pairs ...string) func([]byte) []byte {
 	r := strings.NewReplacer(pairs...)
 	return func(b []byte) []byte { return []byte(r.Replace(string(b))) }
 }
 
-// caseDirs lists the test cases under testdata/<kind>.
-func caseDirs(t *testing.T, kind string) []string {
+// CaseDirs lists the test cases under testdata/<kind>.
+func CaseDirs(t *testing.T, kind string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join("testdata", kind))
 	if err != nil {
@@ -114,7 +118,8 @@ func caseDirs(t *testing.T, kind string) []string {
 	return out
 }
 
-func exists(p string) bool {
+// Exists reports whether p exists.
+func Exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }

@@ -1,6 +1,7 @@
-package engine
+package kptpkg_test
 
 import (
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ import (
 // annotations, duplicated metadata, bad indexes and paths.
 func TestWritePackageMatchesKio(t *testing.T) {
 	t.Parallel()
-	pkg := genPackage(25, 1)
+	pkg := enginetest.GenPackage(25, 1)
 	pkg["wide.yaml"] = []byte("apiVersion: v1\nkind: List\nmetadata:\n  name: l\n  annotations:\n    keep: me\nitems:\n  - a\n  - b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\n")
 	pkg["j.json"] = []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`)
 	pkg["two.json"] = []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j1"}}` + "\n---\n" + `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j2"}}`)

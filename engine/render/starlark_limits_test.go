@@ -1,4 +1,4 @@
-package engine
+package render_test
 
 import (
 	"context"

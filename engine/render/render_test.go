@@ -1,4 +1,4 @@
-package engine
+package render_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -22,7 +23,7 @@ type renderCase struct {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for _, name := range caseDirs(t, "render") {
+	for _, name := range enginetest.CaseDirs(t, "render") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "render", name)
@@ -42,13 +43,13 @@ func TestRenderGolden(t *testing.T) {
 			}
 			res, err := render.Render(context.Background(), dir, render.RenderOptions{Runtimes: render.Runtimes{AllowExec: c.AllowExec}})
 			if err != nil {
-				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
+				enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
 				after, rerr := kptpkg.ReadTree(dir)
 				if rerr != nil {
 					t.Fatal(rerr)
 				}
 				if c.SavedOnFailure {
-					checkGoldenTree(t, filepath.Join(caseDir, "want"), after, func(b []byte) []byte { return b })
+					enginetest.CheckGoldenTree(t, filepath.Join(caseDir, "want"), after, func(b []byte) []byte { return b })
 					return
 				}
 				added, removed, modified := in.Changes(after)
@@ -58,18 +59,18 @@ func TestRenderGolden(t *testing.T) {
 				var re *render.RenderError
 				if errors.As(err, &re) {
 					// The Rendered condition and the render status kpt records.
-					checkGoldenFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])
+					enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])
 				}
 				return
 			}
-			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
+			if enginetest.Exists(filepath.Join(caseDir, "error.txt")) && !*enginetest.UpdateGolden {
 				t.Fatalf("Render succeeded, want the error in error.txt")
 			}
 			got, err := kptpkg.ReadTree(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGoldenTree(t, filepath.Join(caseDir, "want"), got, func(b []byte) []byte { return b })
+			enginetest.CheckGoldenTree(t, filepath.Join(caseDir, "want"), got, func(b []byte) []byte { return b })
 			if res.Results == nil {
 				t.Error("no results")
 			}

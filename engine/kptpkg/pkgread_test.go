@@ -1,4 +1,4 @@
-package engine
+package kptpkg_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/engine/render"
@@ -22,7 +23,7 @@ import (
 // mixed sequence indentation, on disk and in memory.
 func TestReadPackageMatchesKio(t *testing.T) {
 	t.Parallel()
-	pkg := genPackage(40, 1)
+	pkg := enginetest.GenPackage(40, 1)
 	pkg[".krmignore"] = []byte("ignored/\n")
 	pkg["ignored/x.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored\n")
 	pkg["nested/deeper/wide.yaml"] = []byte("apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n  - a\n  - b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nolist\n")
@@ -93,7 +94,7 @@ func TestReadPackageMatchesKio(t *testing.T) {
 // gives, and the copies to share no node with the earlier tree.
 func TestReadPackageResourcesReuse(t *testing.T) {
 	t.Parallel()
-	origin := genPackage(30, 1)
+	origin := enginetest.GenPackage(30, 1)
 	origin["anchors.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: anchored\n  labels: &l\n    a: b\ndata: *l\n")
 	origin["legacy.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy # kpt-merge: ns/old\n  annotations:\n    config.k8s.io/id: '1'\n")
 	origin["list.yaml"] = []byte("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: bare\n")
@@ -101,7 +102,7 @@ func TestReadPackageResourcesReuse(t *testing.T) {
 	for p, c := range origin {
 		local[p] = c
 	}
-	local["resources-0001.yaml"] = genPackage(30, 2)["resources-0001.yaml"]
+	local["resources-0001.yaml"] = enginetest.GenPackage(30, 2)["resources-0001.yaml"]
 	root := t.TempDir()
 	od, ld := filepath.Join(root, "origin"), filepath.Join(root, "local")
 	if err := origin.Write(od); err != nil {
@@ -173,7 +174,7 @@ func markNodes(n *yaml.Node, seen map[*yaml.Node]bool) {
 // whole.
 func TestMemTreesReadLikeDisk(t *testing.T) {
 	t.Parallel()
-	tree := genPackage(40, 1)
+	tree := enginetest.GenPackage(40, 1)
 	tree[".krmignore"] = []byte("ignored/\n")
 	tree["ignored/x.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored\n")
 	tree["nested/deeper/b.yaml"] = []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n")

@@ -1,6 +1,7 @@
-package engine
+package kptpkg_test
 
 import (
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"hash/maphash"
 	"math/rand"
 	"testing"
@@ -46,9 +47,9 @@ func TestSameMeaningMatchesRead(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(3))
 	for round := 0; round < 40; round++ {
-		pkg := genPackage(30, 1)
+		pkg := enginetest.GenPackage(30, 1)
 		for _, tag := range []string{"x", "y"} {
-			for p, b := range mutate(pkg, r, tag) {
+			for p, b := range enginetest.Mutate(pkg, r, tag) {
 				if p != kptpkg.KptfileName {
 					files = append(files, string(b))
 				}

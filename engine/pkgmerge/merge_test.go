@@ -1,4 +1,4 @@
-package engine
+package pkgmerge_test
 
 import (
 	"bytes"
@@ -17,59 +17,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 )
-
-// mutate returns a copy of t with seeded random edits: changed values,
-// removed documents, new files and new resources.
-func mutate(t kptpkg.Tree, r *rand.Rand, tag string) kptpkg.Tree {
-	out := kptpkg.Tree{}
-	moved := ""
-	for _, p := range t.Paths() {
-		s := string(t[p])
-		if p != kptpkg.KptfileName {
-			switch r.Intn(9) {
-			case 0:
-				s = strings.Replace(s, "replicas: 1", "replicas: "+fmt.Sprint(2+r.Intn(5)), 1)
-			case 1:
-				s = strings.Replace(s, "image: nginx:1.25", "image: nginx:"+tag, 1)
-			case 2:
-				if docs := strings.Split(s, "---\n"); len(docs) > 1 {
-					i := r.Intn(len(docs))
-					s = strings.Join(append(docs[:i:i], docs[i+1:]...), "---\n")
-				}
-			case 3:
-				s = strings.Replace(s, "key: value", "key: "+tag, 1)
-			case 4:
-				s += "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra-" + tag + "\ndata:\n  a: b\n"
-			case 5:
-				s = strings.Replace(s, "ports:", "ports: # "+tag, 1)
-			case 6:
-				// a resource moves to another file (a new resource there, for kpt)
-				if docs := strings.Split(s, "---\n"); len(docs) > 1 {
-					moved += "---\n" + docs[0]
-					s = strings.Join(docs[1:], "---\n")
-				}
-			case 7:
-				if r.Intn(3) == 0 {
-					continue // the whole file deleted
-				}
-			}
-		}
-		out[p] = []byte(s)
-	}
-	if moved != "" {
-		out["moved-"+tag+".yaml"] = []byte(strings.TrimPrefix(moved, "---\n"))
-	}
-	if r.Intn(2) == 0 {
-		out["new-"+tag+".yaml"] = []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s-" + tag + "\n")
-	}
-	if r.Intn(3) == 0 {
-		out["notes-"+tag+".txt"] = []byte("hello " + tag + "\n")
-	}
-	return out
-}
 
 // TestResourceMergeMatchesKpt runs kpt's own ResourceMergeUpdater and
 // kptbot's map-matched merge on the same random triples and requires
@@ -78,10 +29,10 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 	t.Parallel()
 	for seed := int64(1); seed <= 30; seed++ {
 		r := rand.New(rand.NewSource(seed))
-		origin := genPackage(30+r.Intn(30), 1)
+		origin := enginetest.GenPackage(30+r.Intn(30), 1)
 		origin["README.md"] = []byte("readme\n")
-		updated := mutate(origin, r, "up")
-		local := mutate(origin, r, "local")
+		updated := enginetest.Mutate(origin, r, "up")
+		local := enginetest.Mutate(origin, r, "local")
 		if seed%10 == 0 {
 			// a duplicate resource: both must fail, and say the same
 			for _, p := range local.Paths() {
@@ -119,7 +70,7 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		got, _ := kptpkg.ReadTree(l2)
 		kptpkg.PreserveUntouched(local, want)
 		kptpkg.PreserveUntouched(local, got)
-		for _, p := range unionPaths(want, got) {
+		for _, p := range enginetest.UnionPaths(want, got) {
 			if string(want[p]) != string(got[p]) && os.Getenv("MERGE_DUMP") != "" {
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-kpt-%s", seed, filepath.Base(p)), want[p], 0o644)
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-bot-%s", seed, filepath.Base(p)), got[p], 0o644)
@@ -179,7 +130,7 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 	if quick < 8 {
 		t.Errorf("the quick key answered for only %d shapes", quick)
 	}
-	for _, f := range genPackage(30, 1) {
+	for _, f := range enginetest.GenPackage(30, 1) {
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(f), SetAnnotations: map[string]string{kioutil.PathAnnotation: "p.yaml", kioutil.LegacyPathAnnotation: "p.yaml"}}).Read() //nolint:staticcheck // the reader sets both
 		if err != nil {
 			t.Fatal(err)
@@ -214,8 +165,8 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			origin := genPackage(30, 1)
-			updated, local := genPackage(30, 2), genPackage(30, 1)
+			origin := enginetest.GenPackage(30, 1)
+			updated, local := enginetest.GenPackage(30, 2), enginetest.GenPackage(30, 1)
 			breakIt(origin, updated, local)
 			write := treeWriter(t, t.TempDir())
 			o1, u1, l1 := write("o1", origin), write("u1", updated), write("l1", local)

@@ -1,0 +1,9 @@
+package render_test
+
+import (
+	"testing"
+
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
+)
+
+func TestMain(m *testing.M) { enginetest.Main(m) }
