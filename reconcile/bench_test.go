@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkReconcile200(b *testing.B) {
 	up := strings.TrimSuffix(gitfixture.Blueprints(b), ".git")
 	template := downstreamRepo(b, up, strings.Replace(kptbotYAML, "package: basens}", "package: basens, revision: v2}", 1))
 	ctx := context.Background()
-	s, err := gitrepo.OpenStore(ctx, template, "main")
+	s, err := gitstore.OpenStore(ctx, template, "main")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func BenchmarkReconcile200(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		for _, repo := range repos {
-			s, err := gitrepo.OpenStore(ctx, repo, "main")
+			s, err := gitstore.OpenStore(ctx, repo, "main")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -44,7 +44,7 @@ func TestReconcileRemovedVariantDeletesDraftsAndProposals(t *testing.T) {
 			}
 			wsA, wsB := plan[0].Workspace, plan[1].Workspace
 			// team-b's draft is proposed; team-a's stays a draft.
-			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			s, err := gitstore.OpenStore(context.Background(), bare, "main")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestReconcileAdoptsUnownedDraft(t *testing.T) {
 			t.Parallel()
 			cfg := strings.Replace(kptbotYAML, "  labels:", "  adoptionPolicy: "+policy+"\n  labels:", 1)
 			bare := downstreamRepo(t, up, cfg)
-			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			s, err := gitstore.OpenStore(context.Background(), bare, "main")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestReconcileUpstreamWorkspaceName(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	upBare := gitfixture.Blueprints(t)
-	us, err := gitrepo.OpenStore(ctx, upBare, "main")
+	us, err := gitstore.OpenStore(ctx, upBare, "main")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/kptbot/kptbot/variant"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -72,7 +72,7 @@ type Options struct {
 
 // Run reconciles every PackageVariant of the repository behind store and
 // returns the plan it carried out (or, with DryRun, would carry out).
-func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options) ([]Action, error) {
+func Run(ctx context.Context, store *gitstore.Store, branch string, opts Options) ([]Action, error) {
 	src := opts.Sources
 	if src == nil {
 		var err error
@@ -115,7 +115,7 @@ func Run(ctx context.Context, store *gitrepo.Store, branch string, opts Options)
 }
 
 type reconciler struct {
-	store     *gitrepo.Store
+	store     *gitstore.Store
 	branch    string
 	upstreams resolver
 	cfg       *config.File
@@ -130,8 +130,8 @@ type reconciler struct {
 type downstream struct {
 	latest       int
 	latestCommit string
-	drafts       []gitrepo.PackageRevision // drafts and proposals
-	tags         []fetch.GitRef            // published revisions
+	drafts       []gitstore.PackageRevision // drafts and proposals
+	tags         []fetch.GitRef             // published revisions
 }
 
 func (r *reconciler) load(ctx context.Context, opts Options) error {
@@ -188,7 +188,7 @@ func (r *reconciler) load(ctx context.Context, opts Options) error {
 		case porch.Published:
 			d.tags = append(d.tags, ref)
 		case porch.Draft, porch.Proposed:
-			d.drafts = append(d.drafts, gitrepo.PackageRevision{RefInfo: info, Ref: ref.Name, Commit: ref.Commit})
+			d.drafts = append(d.drafts, gitstore.PackageRevision{RefInfo: info, Ref: ref.Name, Commit: ref.Commit})
 		}
 	}
 	for pkg, d := range r.packages {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -51,7 +51,7 @@ func downstreamRepo(t testing.TB, upstream, cfg string) string {
 
 func run(t testing.TB, bare string, dry bool) []Action {
 	t.Helper()
-	s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+	s, err := gitstore.OpenStore(context.Background(), bare, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestReconcileLifecycle(t *testing.T) {
 	}
 
 	// Publish it, with a local edit made by a person on the way.
-	s, _ := gitrepo.OpenStore(ctx, bare, "main")
+	s, _ := gitstore.OpenStore(ctx, bare, "main")
 	if err := s.Propose(ctx, "team-a", "team-a-v2"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestReconcileRace(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+			s, err := gitstore.OpenStore(context.Background(), bare, "main")
 			if err != nil {
 				errs[i] = err
 				return
@@ -224,7 +224,7 @@ func TestReconcileDeletionPolicy(t *testing.T) {
 			cfg := strings.Replace(kptbotYAML, "downstream: {package: team-a}", "downstream: {package: team-a}\n  deletionPolicy: "+policy, 1)
 			bare := downstreamRepo(t, up, cfg)
 			plan := run(t, bare, false)
-			s, _ := gitrepo.OpenStore(context.Background(), bare, "main")
+			s, _ := gitstore.OpenStore(context.Background(), bare, "main")
 			if err := s.Propose(context.Background(), "team-a", plan[0].Workspace); err != nil {
 				t.Fatal(err)
 			}
@@ -335,7 +335,7 @@ spec:
         downstream: {packageExpr: "'.github/workflows'"}
 `
 	bare := downstreamRepo(t, up, cfg)
-	s, err := gitrepo.OpenStore(context.Background(), bare, "main")
+	s, err := gitstore.OpenStore(context.Background(), bare, "main")
 	if err != nil {
 		t.Fatal(err)
 	}

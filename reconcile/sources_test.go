@@ -8,7 +8,7 @@ import (
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/oci"
 	"github.com/kptbot/kptbot/fetch/sources"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	"github.com/kptbot/kptbot/internal/ocitest"
 )
@@ -66,7 +66,7 @@ func TestReconcileFollowsOCIUpstream(t *testing.T) {
 			bare := downstreamRepo(t, repo, kptbotYAML)
 			reconcile := func() []Action {
 				t.Helper()
-				s, err := gitrepo.OpenStore(ctx, bare, "main")
+				s, err := gitstore.OpenStore(ctx, bare, "main")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,7 +86,7 @@ func TestReconcileFollowsOCIUpstream(t *testing.T) {
 			if ns := gitfixture.Git(t, bare, "show", "drafts/team-a/team-a-v1:team-a/config.yaml"); !strings.Contains(ns, "namespace: team-a") {
 				t.Fatalf("draft not rendered with the variant's pipeline:\n%s", ns)
 			}
-			s, _ := gitrepo.OpenStore(ctx, bare, "main")
+			s, _ := gitstore.OpenStore(ctx, bare, "main")
 			if err := s.Propose(ctx, "team-a", "team-a-v1"); err != nil {
 				t.Fatal(err)
 			}

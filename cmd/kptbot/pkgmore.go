@@ -8,7 +8,7 @@ import (
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/spf13/cobra"
 )
@@ -105,7 +105,7 @@ revision, lifecycle and digest; "(latest)" marks the tag "latest" resolves to.`,
 			if err != nil {
 				return err
 			}
-			l, err := gitrepo.List(cmd.Context(), repo, branch)
+			l, err := gitstore.List(cmd.Context(), repo, branch)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/spf13/cobra"
 )
@@ -71,11 +71,11 @@ func (f *rpkgFlags) acceptNames(cmd *cobra.Command) {
 	}
 }
 
-func (f *rpkgFlags) store(ctx context.Context) (*gitrepo.Store, error) {
+func (f *rpkgFlags) store(ctx context.Context) (*gitstore.Store, error) {
 	if f.repo == "" {
 		return nil, errRepoRequired
 	}
-	s, err := gitrepo.OpenStore(ctx, f.repo, f.branch)
+	s, err := gitstore.OpenStore(ctx, f.repo, f.branch)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func firstNonEmpty(a, b string) string {
 }
 
 // workspaceStore opens the repository for a verb that needs --workspace.
-func (f *rpkgFlags) workspaceStore(ctx context.Context) (*gitrepo.Store, error) {
+func (f *rpkgFlags) workspaceStore(ctx context.Context) (*gitstore.Store, error) {
 	if err := f.needWorkspace(); err != nil {
 		return nil, err
 	}
@@ -134,8 +134,8 @@ published revisions as tags <package>/v<N> on the registered branch. Every
 change to a draft re-renders the package with the built-in functions.`,
 	}
 	cmd.AddCommand(rpkgGet(), rpkgInit(), rpkgClone(), rpkgCopy(), rpkgPull(), rpkgPush(), rpkgUpgrade(),
-		rpkgTransition("propose", "Propose a draft for publishing", (*gitrepo.Store).Propose),
-		rpkgTransition("reject", "Send a proposal back to draft", (*gitrepo.Store).Reject),
+		rpkgTransition("propose", "Propose a draft for publishing", (*gitstore.Store).Propose),
+		rpkgTransition("reject", "Send a proposal back to draft", (*gitstore.Store).Reject),
 		rpkgApprove(), rpkgProposeDelete(), rpkgDel())
 	return cmd
 }
@@ -163,7 +163,7 @@ func rpkgGet() *cobra.Command {
 					}
 				}
 				if len(keep) == 0 {
-					return fmt.Errorf("%w: no package revision or package %q in %s", gitrepo.ErrNotFound, args[0], f.repo)
+					return fmt.Errorf("%w: no package revision or package %q in %s", gitstore.ErrNotFound, args[0], f.repo)
 				}
 				rows = keep
 			}
@@ -314,7 +314,7 @@ func rpkgCopy() *cobra.Command {
 
 // publishedFiles reads a published revision's package files: revision n
 // when given, else the latest.
-func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, given bool) (int, kptpkg.Tree, error) {
+func publishedFiles(ctx context.Context, s *gitstore.Store, pkg string, n int, given bool) (int, kptpkg.Tree, error) {
 	refs, err := s.Repo().Refs()
 	if err != nil {
 		return 0, nil, err
@@ -324,14 +324,14 @@ func publishedFiles(ctx context.Context, s *gitrepo.Store, pkg string, n int, gi
 		latest, i = n, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(pkg, n) })
 	}
 	if i < 0 {
-		return 0, nil, fmt.Errorf("%w: %s has no published revision %d", gitrepo.ErrNotFound, pkg, n)
+		return 0, nil, fmt.Errorf("%w: %s has no published revision %d", gitstore.ErrNotFound, pkg, n)
 	}
 	files, err := s.Repo().Tree(ctx, refs[i].Commit, "/"+pkg)
 	return latest, kptpkg.Tree(files), err
 }
 
 // draftFiles reads a draft's package files.
-func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (kptpkg.Tree, error) {
+func draftFiles(ctx context.Context, s *gitstore.Store, pkg, ws string) (kptpkg.Tree, error) {
 	refs, err := s.Repo().Refs()
 	if err != nil {
 		return nil, err
@@ -342,7 +342,7 @@ func draftFiles(ctx context.Context, s *gitrepo.Store, pkg, ws string) (kptpkg.T
 			return kptpkg.Tree(files), err
 		}
 	}
-	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitrepo.ErrNotFound, pkg, ws, porch.DraftBranch(pkg, ws))
+	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitstore.ErrNotFound, pkg, ws, porch.DraftBranch(pkg, ws))
 }
 
 func rpkgPull() *cobra.Command {
@@ -437,7 +437,7 @@ as porchctl's upgrade does.`,
 			}
 			pkg, source := args[0], ""
 			files, err := draftFiles(cmd.Context(), s, pkg, f.workspace)
-			if errors.Is(err, gitrepo.ErrNotFound) {
+			if errors.Is(err, gitstore.ErrNotFound) {
 				// No such draft: start it from a published revision.
 				var n int
 				if n, files, err = publishedFiles(cmd.Context(), s, pkg, f.revision, cmd.Flags().Changed("revision")); err != nil {
@@ -541,7 +541,7 @@ func (e inPackage) Error() string {
 
 func (e inPackage) Unwrap() error { return e.err }
 
-func rpkgTransition(name, short string, op func(*gitrepo.Store, context.Context, string, string) error) *cobra.Command {
+func rpkgTransition(name, short string, op func(*gitstore.Store, context.Context, string, string) error) *cobra.Command {
 	var f rpkgFlags
 	cmd := &cobra.Command{
 		Use:   name + " PACKAGE --repo URL --workspace WS",

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kptbot/kptbot/fetch"
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/porch"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -51,7 +51,7 @@ func revisionRows(ctx context.Context, f *rpkgFlags) ([]revisionRow, []string, e
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := gitrepo.List(ctx, repo, f.branch)
+	l, err := gitstore.List(ctx, repo, f.branch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,9 +133,9 @@ func (f *rpkgFlags) resolve(ctx context.Context, arg string) (string, *revisionR
 		return r.Package, r, nil
 	}
 	if repo := repositoryName(f.repo); !strings.HasPrefix(arg, repo+".") {
-		return "", nil, fmt.Errorf("%w: package revision %q: names in repository %s start with %q (repository.package.workspace; rpkg get lists them)", gitrepo.ErrNotFound, arg, f.repo, repo+".")
+		return "", nil, fmt.Errorf("%w: package revision %q: names in repository %s start with %q (repository.package.workspace; rpkg get lists them)", gitstore.ErrNotFound, arg, f.repo, repo+".")
 	}
-	return "", nil, fmt.Errorf("%w: no package revision %q in %s (rpkg get lists them)", gitrepo.ErrNotFound, arg, f.repo)
+	return "", nil, fmt.Errorf("%w: no package revision %q in %s (rpkg get lists them)", gitstore.ErrNotFound, arg, f.repo)
 }
 
 // packageRevisionObject is a row as porchctl's -o yaml|json shows a

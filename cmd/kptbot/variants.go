@@ -7,7 +7,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/reconcile"
 	"github.com/kptbot/kptbot/variant"
 	"github.com/spf13/cobra"
@@ -34,7 +34,7 @@ nothing.`,
 			if repo == "" {
 				return fmt.Errorf("--repo is required: the repository (local path, file:// or http(s) URL)")
 			}
-			store, err := gitrepo.OpenStore(cmd.Context(), repo, branch)
+			store, err := gitstore.OpenStore(cmd.Context(), repo, branch)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/forge/gitrepo"
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
 
@@ -44,7 +44,7 @@ func TestVariantsReconcileReportsConflicts(t *testing.T) {
 	if _, stderr, code := kptbot(t, "variants", "reconcile", "--repo", bare); code != 0 {
 		t.Fatalf("first reconcile: %s", stderr)
 	}
-	s, err := gitrepo.OpenStore(ctx, bare, "main")
+	s, err := gitstore.OpenStore(ctx, bare, "main")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func PushFiles(ctx context.Context, p Push) (string, error) {
 	switch err := repo.PushContext(ctx, opts); {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return h.String(), nil
-	case pushRejected(err):
+	case PushRejected(err):
 		return "", fmt.Errorf("%w: pushing %s to %s: %v", forge.ErrConflict, p.Branch, fetch.Redact(p.URL), err)
 	default:
 		return "", fmt.Errorf("pushing %s to %s: %w", p.Branch, fetch.Redact(p.URL), err)
@@ -200,10 +200,10 @@ func applyFiles(s storer.EncodedObjectStorer, base plumbing.Hash, files map[stri
 	return writeTree(s, out)
 }
 
-// pushRejected reports a push the remote (or go-git's lease check) refused
+// PushRejected reports a push the remote (or go-git's lease check) refused
 // because a ref was not where the pusher expected: the compare-and-swap
 // lost, which callers report as a conflict rather than a failure.
-func pushRejected(err error) bool {
+func PushRejected(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "required to be") || strings.Contains(msg, "non-fast-forward") ||
 		strings.Contains(msg, "already exists") || strings.Contains(msg, "rejected")

@@ -1,3 +1,9 @@
+// Package gitrepo is the git plumbing kptbot does over a remote's smart
+// protocol, in memory: read a tree at a ref, push files as one commit with
+// a lease on the branch's old SHA, delete a branch only where it was, read
+// a log. Both forge adapters embed it to move content over git instead of
+// one REST call per file, and package gitstore builds Porch's lifecycle on
+// its tree writing. It knows nothing of packages: no engine, no Porch.
 package gitrepo
 
 import (
@@ -151,7 +157,7 @@ func (r Remote) DeleteBranch(ctx context.Context, branch, expectedSHA string) er
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return nil
-	case pushRejected(err):
+	case PushRejected(err):
 		return fmt.Errorf("%w: deleting %s in %s: %v", forge.ErrConflict, branch, fetch.Redact(r.URL), err)
 	default:
 		return fmt.Errorf("deleting %s in %s: %w", branch, fetch.Redact(r.URL), err)

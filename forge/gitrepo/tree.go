@@ -87,10 +87,10 @@ func treeFromFiles(s storer.EncodedObjectStorer, files map[string][]byte) (plumb
 	return writeTree(s, entries)
 }
 
-// replaceDir returns a tree equal to base except that directory dir holds
+// ReplaceDir returns a tree equal to base except that directory dir holds
 // exactly files (or is gone, when files is nil); parent directories are
 // created or pruned as needed.
-func replaceDir(s storer.EncodedObjectStorer, base *object.Tree, dir string, files map[string][]byte) (plumbing.Hash, error) {
+func ReplaceDir(s storer.EncodedObjectStorer, base *object.Tree, dir string, files map[string][]byte) (plumbing.Hash, error) {
 	dir = strings.Trim(path.Clean("/"+dir), "/")
 	if dir == "" {
 		return plumbing.ZeroHash, fmt.Errorf("replacing the repository root is not supported: packages live in directories")
@@ -121,7 +121,7 @@ func replaceDir(s storer.EncodedObjectStorer, base *object.Tree, dir string, fil
 				return plumbing.ZeroHash, err
 			}
 		}
-		child, err = replaceDir(s, sub, rest, files)
+		child, err = ReplaceDir(s, sub, rest, files)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err

@@ -1,7 +1,7 @@
-// Package gitrepo is kptbot's forge for plain git remotes: no pull
-// requests, only branches and tags, in exactly Porch's layout (Porch's
-// pkg/externalrepo/git), so a repository can move between Porch and
-// kptbot or be served by both:
+// Package gitstore is Porch's package lifecycle on a plain git repository:
+// no pull requests, only branches and tags, in exactly Porch's layout
+// (Porch's pkg/externalrepo/git), so a repository can move between Porch
+// and kptbot or be served by both:
 //
 //	refs/heads/drafts/<package>/<workspace>           Draft
 //	refs/heads/proposed/<package>/<workspace>         Proposed
@@ -10,9 +10,10 @@
 //
 // and commit messages ending with a trailer line
 // kpt:{"package":...,"workspaceName":...,"revision":...,"task":{...}}.
-// The naming rules are package porch's; this package holds the git
-// plumbing that applies them.
-package gitrepo
+// The naming rules are package porch's; the git object plumbing is
+// package forge/gitrepo's; this package applies them: drafts, proposals,
+// approval, deletion and the listing of a repository's revisions.
+package gitstore
 
 import "github.com/kptbot/kptbot/porch"
 

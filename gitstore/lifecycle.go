@@ -1,4 +1,4 @@
-package gitrepo
+package gitstore
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/fetch"
+	"github.com/kptbot/kptbot/forge/gitrepo"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -150,7 +151,7 @@ func (s *Store) push(src, dst string, old *plumbing.Reference) error {
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return nil
-	case pushRejected(err):
+	case gitrepo.PushRejected(err):
 		return fmt.Errorf("%w: pushing %s to %s: %v", ErrConflict, dst, fetch.Redact(s.repo.URL), err)
 	default:
 		return fmt.Errorf("pushing %s to %s: %w", dst, fetch.Redact(s.repo.URL), err)
@@ -246,7 +247,7 @@ func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[strin
 	if err != nil {
 		return "", err
 	}
-	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	tree, err := gitrepo.ReplaceDir(s.git.Storer, root, pkg, files)
 	if err != nil {
 		return "", err
 	}
@@ -284,7 +285,7 @@ func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[strin
 	if err != nil {
 		return "", err
 	}
-	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	tree, err := gitrepo.ReplaceDir(s.git.Storer, root, pkg, files)
 	if err != nil {
 		return "", err
 	}
@@ -363,7 +364,7 @@ func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tree, err := replaceDir(s.git.Storer, root, pkg, files)
+	tree, err := gitrepo.ReplaceDir(s.git.Storer, root, pkg, files)
 	if err != nil {
 		return 0, err
 	}
@@ -459,7 +460,7 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 			if err != nil {
 				return err
 			}
-			tree, err := replaceDir(s.git.Storer, root, pkg, nil)
+			tree, err := gitrepo.ReplaceDir(s.git.Storer, root, pkg, nil)
 			if err != nil {
 				return err
 			}
