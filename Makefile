@@ -41,7 +41,7 @@ bench:
 	go test -run '^$$' -bench . -benchtime 1x -timeout 30m ./reconcile
 	go test -run '^$$' -bench . -benchtime 2s ./forge/...
 	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
-	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./bot
+	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./fanout
 	go test -run '^$$' -bench 'WebhookIntakeUnderResync|CommandDuringFanOut' -benchtime 1x -timeout 30m ./server
 
 # The main job end to end with no account: Porch's lifecycle and package

@@ -48,6 +48,10 @@ type Options struct {
 	// Registry receives the bot's metrics (fan-out progress); nil keeps
 	// them unregistered.
 	Registry prometheus.Registerer
+	// NewFanOut makes what brings a package's followers up to date after
+	// a publish or a tag push, given the bot (package fanout provides it;
+	// nil: nothing fans out).
+	NewFanOut func(*Bot) (FanOuter, error)
 	// FanOutByDispatch makes a fan-out tell each following repository
 	// (repository_dispatch / a pipeline) instead of changing it, so each
 	// downstream's own CI job updates itself (DESIGN §6).
@@ -74,11 +78,10 @@ type Bot struct {
 	// mergeWaits space the retries of a merge refused while the forge
 	// computes mergeability.
 	mergeWaits []time.Duration
-	// fanOuts counts downstream repositories a fan-out reached, by state.
-	fanOuts *prometheus.CounterVec
-	// fanOutRuns and tags: see fanout_run.go and index.go.
-	fanOutRuns fanOutRuns
-	tags       tagCache
+	// fanOut brings followers up to date after a publish (nil: none).
+	fanOut FanOuter
+	// tags: see index.go.
+	tags tagCache
 }
 
 // New returns a Bot.
@@ -96,13 +99,13 @@ func New(opts Options) (*Bot, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits(),
-		fanOuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kptbot_fanout_downstreams_total",
-			Help: "Downstream repositories reached by upstream fan-outs, by state (changed, up_to_date, held, skipped, dispatched, failed)."}, []string{"state"})}
-	if opts.Registry != nil {
-		if err := opts.Registry.Register(b.fanOuts); err != nil {
-			return nil, fmt.Errorf("registering the bot's metrics: %w", err)
+	b := &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits()}
+	if opts.NewFanOut != nil {
+		fo, err := opts.NewFanOut(b)
+		if err != nil {
+			return nil, err
 		}
+		b.fanOut = fo
 	}
 	return b, nil
 }
@@ -138,8 +141,8 @@ type repoCtx struct {
 	spec    config.RepositorySpec
 	out     *Outcome
 	// fanOut is fan-out progress to show on the dashboard: package →
-	// downstream repository → state.
-	fanOut map[string]map[string]string
+	// its section (rendered by the fan-out).
+	fanOut map[string]string
 }
 
 func (b *Bot) forgeFor(r forge.Repo) (forge.Forge, error) {
@@ -338,7 +341,7 @@ func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error 
 		for _, r := range ev.Repos {
 			r.Forge = ev.Forge
 			b.indexRepo(ctx, r)
-			if s := schedulerFrom(ctx); s != nil {
+			if s := SchedulerFrom(ctx); s != nil {
 				s.Resync(r) // in r's own serialization
 				continue
 			}

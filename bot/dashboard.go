@@ -168,16 +168,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 	}
 	sort.Strings(pkgs)
 	for _, p := range pkgs {
-		fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n%s\n| repository | state |\n|---|---|\n", p,
-			fanOutMermaid(rc.repo.FullName+" "+p, rc.fanOut[p], fanOutMaxNodes))
-		repos := make([]string, 0, len(rc.fanOut[p]))
-		for r := range rc.fanOut[p] {
-			repos = append(repos, r)
-		}
-		sort.Strings(repos)
-		for _, r := range repos {
-			fmt.Fprintf(&s, "| %s | %s |\n", r, rc.fanOut[p][r])
-		}
+		s.WriteString(rc.fanOut[p])
 	}
 	var errs []string
 	for _, p := range rc.out.Problems {

@@ -1,11 +1,38 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/forge/forgetest"
+	"github.com/kptbot/kptbot/internal/fleettest"
 )
+
+var (
+	blueprints = fleettest.Upstream
+	downstream = fleettest.Downstream
+	basensNS   = fleettest.BasensNS
+)
+
+// fleet is fleettest's fleet on the fake forge with a bot in front.
+type fleet struct {
+	fake *forgetest.Fake
+	bot  *Bot
+	ctx  context.Context
+}
+
+func newFleet(t testing.TB, downstreams int) *fleet {
+	t.Helper()
+	fake := forgetest.New()
+	fleettest.Seed(t, fake, downstreams)
+	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fleet{fake: fake, bot: b, ctx: context.Background()}
+}
 
 // TestFollowerIndexKeptPerRepository: a push to a default branch that
 // adds or drops a variant, an installation adding or removing a

@@ -34,8 +34,9 @@ func WithScheduler(ctx context.Context, s Scheduler) context.Context {
 	return context.WithValue(ctx, schedulerKey{}, s)
 }
 
-// schedulerFrom is the scheduler the work runs under, nil when inline.
-func schedulerFrom(ctx context.Context) Scheduler {
+// SchedulerFrom is the scheduler the work done with ctx runs under, nil
+// when inline (the CLI, the Action).
+func SchedulerFrom(ctx context.Context) Scheduler {
 	s, _ := ctx.Value(schedulerKey{}).(Scheduler)
 	return s
 }

@@ -15,14 +15,20 @@ import (
 	"github.com/kptbot/kptbot/action"
 	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/fanout"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/gitlab"
 )
 
 // newBot is the one place a bot is made, for serve, replay, plan, action
-// and demo alike.
-func newBot(opts bot.Options) (*bot.Bot, error) { return bot.New(opts) }
+// and demo alike: the bot with its fan-out.
+func newBot(opts bot.Options) (*bot.Bot, error) {
+	if opts.NewFanOut == nil {
+		opts.NewFanOut = fanout.For(opts.Registry, opts.Logger)
+	}
+	return bot.New(opts)
+}
 
 // NewDemoBot is the bot `kptbot demo` runs on an in-memory forge.
 func NewDemoBot(f forge.Forge, login string) (*bot.Bot, error) {

@@ -22,7 +22,7 @@ func newGHWorldWith(t *testing.T, set func(*bot.Options)) *ghWorld {
 	client.GitURL = w.gh.GitURL
 	opts := bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"}
 	set(&opts)
-	b, err := bot.New(opts)
+	b, err := newBot(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bot
+package fanout
 
 import (
 	"context"
@@ -6,126 +6,79 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/forgetest"
+	"github.com/kptbot/kptbot/internal/fleettest"
 )
 
-const basensKptfile = `apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: basens
-info:
-  description: a namespace
-`
+var (
+	blueprints    = fleettest.Upstream
+	downstream    = fleettest.Downstream
+	basensNS      = fleettest.BasensNS
+	basensKptfile = fleettest.BasensKptfile
+	basensQuota   = fleettest.BasensQuota
+)
 
-func basensNS(owner string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: example
-  annotations:
-    owner: %s
-`, owner)
-}
-
-const basensQuota = `apiVersion: v1
-kind: ResourceQuota
-metadata:
-  name: quota
-  namespace: example
-spec:
-  hard:
-    pods: "10"
-`
-
-var blueprints = forge.Repo{Forge: forge.GitHub, FullName: "acme/blueprints", DefaultBranch: "main"}
-
-// fleet is an upstream repository and downstream repositories following
-// its package basens, on the fake forge.
+// fleet is fleettest's fleet on the fake forge, with a bot whose
+// fan-outs this package runs.
 type fleet struct {
 	t    testing.TB
 	fake *forgetest.Fake
-	bot  *Bot
+	bot  *bot.Bot
+	reg  *prometheus.Registry
 	ctx  context.Context
 }
 
 func newFleet(t testing.TB, downstreams int) *fleet {
+	return newFleetWith(t, downstreams, func(*bot.Options) {})
+}
+
+// newFleetWith is newFleet with the bot's options changed by set.
+func newFleetWith(t testing.TB, downstreams int, set func(*bot.Options)) *fleet {
 	t.Helper()
 	fake := forgetest.New()
-	fl := &fleet{t: t, fake: fake, ctx: context.Background()}
-	set := `apiVersion: kptbot.dev/v1alpha1
-kind: PackageVariantSet
-metadata:
-  name: edge-ns
-spec:
-  upstream: {repo: acme/blueprints, package: basens}
-  targets:
-    - repositories:
-        - {name: acme/explicit, packageNames: [ns-explicit]}
-    - repositorySelector: {matchLabels: {kptbot.dev/topic: edge}}
-      template:
-        downstream: {packageExpr: "'ns-' + repository.labels['kptbot.dev/topic']"}
-`
-	sha := fake.Seed(blueprints, "main", map[string][]byte{"basens/Kptfile": []byte(basensKptfile), "basens/ns.yaml": []byte(basensNS("v1")), "kptbot.yaml": []byte(set)})
-	if err := fake.CreateTag(fl.ctx, blueprints, "basens/v1", sha, "v1"); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= downstreams; i++ {
-		r := downstream(i)
-		pv := fmt.Sprintf(`apiVersion: kptbot.dev/v1alpha1
-kind: PackageVariant
-metadata:
-  name: ns-%d
-spec:
-  upstream: {repo: acme/blueprints, package: basens}
-  downstream: {package: team-ns}
-  labels: {site: site-%d}
-`, i, i)
-		fake.Seed(r, "main", map[string][]byte{"kptbot.yaml": []byte(pv), "README.md": []byte("site\n")})
-		for _, u := range []string{"alice", "dana"} {
-			fake.Perms[r.FullName+":"+u] = forge.PermissionWrite
-		}
-	}
-	// The set's targets consent, in their own kptbot.yaml, to variants
-	// from the fleet repository.
-	accept := []byte("apiVersion: kptbot.dev/v1alpha1\nkind: Repository\nmetadata: {name: target}\nspec:\n  acceptVariantsFrom: [acme/blueprints]\n")
-	fake.Seed(forge.Repo{FullName: "acme/explicit"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
-	fake.Seed(forge.Repo{FullName: "acme/edge-topic"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
-	fake.SetTopics(forge.Repo{FullName: "acme/edge-topic"}, "edge")
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
+	fleettest.Seed(t, fake, downstreams)
+	reg := prometheus.NewRegistry()
+	opts := bot.Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]", NewFanOut: For(reg, nil)}
+	set(&opts)
+	b, err := bot.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl.bot = b
-	return fl
+	return &fleet{t: t, fake: fake, bot: b, reg: reg, ctx: context.Background()}
 }
 
-func downstream(i int) forge.Repo {
-	return forge.Repo{Forge: forge.GitHub, FullName: fmt.Sprintf("acme/site-%d", i), DefaultBranch: "main"}
+// reached is kptbot_fanout_downstreams_total{state}.
+func (fl *fleet) reached(state string) float64 {
+	fl.t.Helper()
+	mfs, err := fl.reg.Gather()
+	if err != nil {
+		fl.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kptbot_fanout_downstreams_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "state" && l.GetValue() == state {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // publishUpstream commits a new basens revision and tags it.
 func (fl *fleet) publishUpstream(n int, files map[string][]byte) {
-	fl.t.Helper()
-	branches, _ := fl.fake.ListBranches(fl.ctx, blueprints)
-	var tip string
-	for _, b := range branches {
-		if b.Name == "main" {
-			tip = b.SHA
-		}
-	}
-	sha, err := fl.fake.PushFiles(fl.ctx, blueprints, "main", tip, tip, files, fmt.Sprintf("basens: revision %d", n))
-	if err != nil {
-		fl.t.Fatal(err)
-	}
-	if err := fl.fake.CreateTag(fl.ctx, blueprints, fmt.Sprintf("basens/v%d", n), sha, ""); err != nil {
-		fl.t.Fatal(err)
-	}
+	fleettest.Publish(fl.t, fl.fake, n, files)
 }
 
-func (fl *fleet) tagEvent(n int) Outcome {
+func (fl *fleet) tagEvent(n int) bot.Outcome {
 	fl.t.Helper()
 	out, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: forge.EventTagPushed, Repo: blueprints, Ref: fmt.Sprintf("refs/tags/basens/v%d", n), Sender: forge.User{Login: "alice"}})
 	if err != nil {
@@ -142,7 +95,7 @@ func (fl *fleet) openUpdates(r forge.Repo) []forge.Change {
 	}
 	var out []forge.Change
 	for _, c := range cs {
-		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+		if m, ok := bot.ParseMarker(c.Body); ok && m.Variant != "" {
 			out = append(out, c)
 		}
 	}
@@ -177,7 +130,7 @@ func TestFanOutClonesThenUpdatesTheSameChange(t *testing.T) {
 	if writes > 2*5+2 { // + the upstream dashboard issue (open)
 		t.Errorf("%d REST writes for 5 changes, want at most 2 per change", writes)
 	}
-	if got := testutil.ToFloat64(fl.bot.fanOuts.WithLabelValues("changed")); got != 5 {
+	if got := fl.reached("changed"); got != 5 {
 		t.Errorf("kptbot_fanout_downstreams_total{state=changed} = %v, want 5", got)
 	}
 	// A restart (the same tag again) changes nothing.
@@ -196,7 +149,7 @@ func TestFanOutClonesThenUpdatesTheSameChange(t *testing.T) {
 	if !strings.Contains(string(snap.Files["ns.yaml"]), "owner: v2") {
 		t.Errorf("updated change holds %s", snap.Files["ns.yaml"])
 	}
-	issues, _ := fl.fake.ListIssues(fl.ctx, blueprints, DashboardLabel)
+	issues, _ := fl.fake.ListIssues(fl.ctx, blueprints, bot.DashboardLabel)
 	if len(issues) != 1 || !strings.Contains(issues[0].Body, "Fan-out of `basens`") || !strings.Contains(issues[0].Body, "| acme/site-2 | change #") {
 		t.Errorf("upstream dashboard = %+v", issues)
 	}
@@ -303,15 +256,14 @@ func TestRemovedVariantProposesDeletion(t *testing.T) {
 
 func TestFanOutByDispatch(t *testing.T) {
 	t.Parallel()
-	fl := newFleet(t, 2)
-	fl.bot.opts.FanOutByDispatch = true
+	fl := newFleetWith(t, 2, func(o *bot.Options) { o.FanOutByDispatch = true })
 	out := fl.tagEvent(1)
 	if len(out.Opened) != 0 {
 		t.Errorf("a dispatched fan-out opened changes itself: %v", out.Opened)
 	}
 	got := map[string]bool{}
 	for _, d := range fl.fake.Dispatches() {
-		if d.EventType != DispatchEventType || d.Payload["package"] != "basens" || d.Payload["upstream"] != "acme/blueprints" {
+		if d.EventType != bot.DispatchEventType || d.Payload["package"] != "basens" || d.Payload["upstream"] != "acme/blueprints" {
 			t.Errorf("dispatch %+v", d)
 		}
 		got[d.Repo] = true

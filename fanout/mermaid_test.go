@@ -1,10 +1,11 @@
-package bot
+package fanout
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 )
 
@@ -127,7 +128,7 @@ func TestFanOutDashboardPicture(t *testing.T) {
 	t.Parallel()
 	fl := newFleet(t, 3)
 	fl.tagEvent(1)
-	issues, _ := fl.fake.ListIssues(fl.ctx, blueprints, DashboardLabel)
+	issues, _ := fl.fake.ListIssues(fl.ctx, blueprints, bot.DashboardLabel)
 	if len(issues) != 1 {
 		t.Fatalf("upstream dashboards: %+v", issues)
 	}
@@ -146,8 +147,8 @@ func TestFanOutDashboardPicture(t *testing.T) {
 // conflicted in the picture, one without as a change open.
 func TestFanOutStateConflicts(t *testing.T) {
 	t.Parallel()
-	withConflicts, _ := fanOutState([]VariantAction{{Kind: "update", Change: 5, Conflicts: []pkgmerge.Conflict{{Field: "spec.x"}, {Field: "spec.y"}}}}, nil)
-	plain, _ := fanOutState([]VariantAction{{Kind: "update", Change: 6}}, nil)
+	withConflicts, _ := followerState([]bot.VariantAction{{Kind: "update", Change: 5, Conflicts: []pkgmerge.Conflict{{Field: "spec.x"}, {Field: "spec.y"}}}}, nil)
+	plain, _ := followerState([]bot.VariantAction{{Kind: "update", Change: 6}}, nil)
 	if withConflicts != "change #5 (update, 2 conflicts)" || classifyFanOut(withConflicts) != stateConflicted {
 		t.Errorf("with conflicts: %q (%v)", withConflicts, classifyFanOut(withConflicts))
 	}

@@ -1,4 +1,4 @@
-package bot
+package fanout
 
 import (
 	"testing"

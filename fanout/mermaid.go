@@ -1,4 +1,4 @@
-package bot
+package fanout
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func fanOutMermaid(upstream string, progress map[string]string, maxNodes int) st
 		for i, r := range repos {
 			st := classifyFanOut(progress[r])
 			used[st] = true
-			fmt.Fprintf(&b, "  up --> d%d[\"%s<br/>%s\"]:::%s\n", i, mermaidLabel(r), mermaidLabel(truncate(progress[r], 60)), fanOutClasses[st].class)
+			fmt.Fprintf(&b, "  up --> d%d[\"%s<br/>%s\"]:::%s\n", i, mermaidLabel(r), mermaidLabel(clip(progress[r], 60)), fanOutClasses[st].class)
 		}
 	} else {
 		groups := map[fanOutClass][]string{}
@@ -131,4 +131,29 @@ func fanOutMermaid(upstream string, progress map[string]string, maxNodes int) st
 // an error message reaches the renderer), line breaks spaces.
 func mermaidLabel(s string) string {
 	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ", "\r", " ", "`", "#96;").Replace(s)
+}
+
+// Section is the upstream dashboard's section about the fan-out of
+// upstream's package pkg: the picture, then every follower's state.
+func Section(upstream, pkg string, progress map[string]string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n%s\n| repository | state |\n|---|---|\n", pkg,
+		fanOutMermaid(upstream+" "+pkg, progress, fanOutMaxNodes))
+	repos := make([]string, 0, len(progress))
+	for r := range progress {
+		repos = append(repos, r)
+	}
+	sort.Strings(repos)
+	for _, r := range repos {
+		fmt.Fprintf(&s, "| %s | %s |\n", r, progress[r])
+	}
+	return s.String()
+}
+
+// clip cuts s to n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
