@@ -18,6 +18,7 @@ var (
 
 // fleet is fleettest's fleet on the fake forge with a bot in front.
 type fleet struct {
+	t    testing.TB
 	fake *forgetest.Fake
 	bot  *Bot
 	ctx  context.Context
@@ -27,11 +28,59 @@ func newFleet(t testing.TB, downstreams int) *fleet {
 	t.Helper()
 	fake := forgetest.New()
 	fleettest.Seed(t, fake, downstreams)
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]",
+		NewFanOut: func(b *Bot) (FanOuter, error) { return inlineFanOut{b}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fleet{fake: fake, bot: b, ctx: context.Background()}
+	return &fleet{t: t, fake: fake, bot: b, ctx: context.Background()}
+}
+
+// inlineFanOut stands in for package fanout (which imports this one):
+// each follower brought up to date in turn.
+type inlineFanOut struct{ b *Bot }
+
+func (f inlineFanOut) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outcome, []VariantAction, error) {
+	var out Outcome
+	var all []VariantAction
+	rs, err := f.b.Followers(ctx, upstream, pkg)
+	if err != nil {
+		return out, nil, err
+	}
+	for _, r := range rs {
+		o, acts, err := f.b.UpdateFollower(ctx, upstream, pkg, r)
+		if err != nil {
+			return out, all, err
+		}
+		out.Add(o)
+		all = append(all, acts...)
+	}
+	return out, all, nil
+}
+
+func (fl *fleet) tagEvent(n int) Outcome {
+	fl.t.Helper()
+	out, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: forge.EventTagPushed, Repo: blueprints, Ref: fmt.Sprintf("refs/tags/basens/v%d", n), Sender: forge.User{Login: "alice"}})
+	if err != nil {
+		fl.t.Fatalf("tag event: %v", err)
+	}
+	return out
+}
+
+// openUpdates are r's open changes the bot opened for a variant.
+func (fl *fleet) openUpdates(r forge.Repo) []forge.Change {
+	fl.t.Helper()
+	cs, err := fl.fake.ListOpenChanges(fl.ctx, r)
+	if err != nil {
+		fl.t.Fatal(err)
+	}
+	var out []forge.Change
+	for _, c := range cs {
+		if m, ok := ParseMarker(c.Body); ok && m.Variant != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TestFollowerIndexKeptPerRepository: a push to a default branch that
