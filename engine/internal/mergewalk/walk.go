@@ -118,6 +118,9 @@ func (l Walker) GetSchema() *openapi.ResourceSchema {
 	if l.Schema != nil {
 		return l.Schema
 	}
+	if l.Schemas != nil && l.Schemas.WithoutResourceTypes {
+		return nil
+	}
 	for i := range l.Sources {
 		r := l.Sources[i]
 		if yaml.IsMissingOrNull(r) {
