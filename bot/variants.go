@@ -34,6 +34,9 @@ type VariantAction struct {
 // plannedVariant is a variant's desired package and how it got there.
 type plannedVariant struct {
 	VariantAction
+	// stage is the planner's: a draft, ready (proposed) or merged
+	// (published) change.
+	stage     porch.Lifecycle
 	pv        config.PackageVariant
 	pkgDir    string
 	files     kptpkg.Tree // rendered desired package
@@ -133,6 +136,7 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 	}
 	p.Kind, p.Why, p.Revision, p.Conflicts = string(plan.Kind), plan.Why, plan.Revision, plan.Conflicts
 	p.files, p.lock, p.task, p.fromRev = plan.Tree, plan.Lock, plan.Task, plan.FromRevision
+	p.stage = variant.Stage(pv.Spec.UpdatePolicy, plan)
 	switch plan.Kind {
 	case variant.Skip:
 		return p, nil
@@ -163,7 +167,7 @@ func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *
 	if err != nil {
 		return err
 	}
-	draft := p.pv.Spec.UpdatePolicy == "draft" || len(p.Conflicts) > 0
+	draft := p.stage == porch.Draft
 	if err := b.upsertUpdateChange(ctx, rc, p, cur, branch, head, draft, openUpdates); err != nil {
 		return err
 	}
@@ -172,7 +176,7 @@ func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *
 	if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
 		return err
 	}
-	if p.pv.Spec.UpdatePolicy == "publish" && !draft {
+	if p.stage == porch.Published {
 		return b.publishUpdate(ctx, rc, p, head)
 	}
 	return nil

@@ -178,3 +178,70 @@ func TestReconcileUpstreamWorkspaceName(t *testing.T) {
 		t.Errorf("ws.yaml:\n%s", got)
 	}
 }
+
+// updatePolicy on plain git, as the bot does with its change: propose
+// leaves the revision on a proposed/ branch (and a newer upstream updates
+// that proposal), publish approves it as Porch does (committed onto the
+// registered branch, tagged <pkg>/v<N>).
+func TestReconcileHonoursUpdatePolicy(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	pinned := func(policy, rev string) string {
+		return strings.NewReplacer("updatePolicy: draft", "updatePolicy: "+policy, "package: basens}", "package: basens, revision: "+rev+"}").Replace(kptbotYAML)
+	}
+	t.Run("propose", func(t *testing.T) {
+		t.Parallel()
+		bare := downstreamRepo(t, up, pinned("propose", "v2"))
+		plan := run(t, bare, false)
+		if kinds(plan) != "create-draft" || plan[0].Lifecycle != "Proposed" {
+			t.Fatalf("plan = %+v", plan)
+		}
+		ws := plan[0].Workspace
+		if got := branches(t, bare, "drafts") + branches(t, bare, "proposed"); got != "refs/heads/proposed/team-a/"+ws {
+			t.Fatalf("branches = %q, want only the proposal", got)
+		}
+		if got := kinds(run(t, bare, false)); got != "none" {
+			t.Errorf("second run = %s, want none", got)
+		}
+		setConfig(t, bare, up, pinned("propose", "v3"), "follow v3")
+		plan = run(t, bare, false)
+		if kinds(plan) != "update-draft" || plan[0].Workspace != ws || plan[0].Lifecycle != "Proposed" {
+			t.Fatalf("plan after v3 = %+v, want the proposal updated", plan)
+		}
+		if got := branches(t, bare, "drafts") + branches(t, bare, "proposed"); got != "refs/heads/proposed/team-a/"+ws {
+			t.Fatalf("branches after v3 = %q", got)
+		}
+		if rq := gitfixture.Git(t, bare, "show", "proposed/team-a/"+ws+":team-a/resourcequota.yaml"); !strings.Contains(rq, `cpu: "50"`) {
+			t.Errorf("proposal not moved to v3:\n%s", rq)
+		}
+	})
+	t.Run("publish", func(t *testing.T) {
+		t.Parallel()
+		bare := downstreamRepo(t, up, pinned("publish", "v2"))
+		plan := run(t, bare, false)
+		if kinds(plan) != "create-draft" || plan[0].Lifecycle != "Published" || plan[0].Published != "team-a/v1" {
+			t.Fatalf("plan = %+v", plan)
+		}
+		if got := branches(t, bare, "drafts") + branches(t, bare, "proposed"); got != "" {
+			t.Errorf("branches left after publishing: %q", got)
+		}
+		tagged := gitfixture.Git(t, bare, "rev-parse", "team-a/v1^{commit}")
+		if main := gitfixture.Git(t, bare, "rev-parse", "main"); main != tagged {
+			t.Errorf("main %s, tag team-a/v1 %s: want the approval on the registered branch", main, tagged)
+		}
+		if msg := gitfixture.Git(t, bare, "log", "-1", "--format=%B", "main"); !strings.Contains(msg, `"revision":"v1"`) {
+			t.Errorf("approval commit:\n%s", msg)
+		}
+		if got := kinds(run(t, bare, false)); got != "none" {
+			t.Errorf("second run = %s, want none", got)
+		}
+		setConfig(t, bare, up, pinned("publish", "v3"), "follow v3")
+		plan = run(t, bare, false)
+		if kinds(plan) != "create-draft" || plan[0].Published != "team-a/v2" {
+			t.Fatalf("plan after v3 = %+v, want the upgrade published as team-a/v2", plan)
+		}
+		if rq := gitfixture.Git(t, bare, "show", "team-a/v2:team-a/resourcequota.yaml"); !strings.Contains(rq, `cpu: "50"`) {
+			t.Errorf("team-a/v2 not at v3:\n%s", rq)
+		}
+	})
+}

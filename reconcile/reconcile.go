@@ -49,6 +49,12 @@ type Action struct {
 	// new upstream both changed and upstream won; they are in the draft's
 	// commit message too.
 	Conflicts []pkgmerge.Conflict `json:"conflicts,omitempty"`
+	// Lifecycle is where the variant's updatePolicy leaves the revision
+	// (Draft, Proposed or Published; Draft when it has conflicts or
+	// blocking injections), for draft actions.
+	Lifecycle porch.Lifecycle `json:"lifecycle,omitempty"`
+	// Published is the tag <pkg>/v<N> of a revision publish approved.
+	Published string `json:"published,omitempty"`
 
 	files kptpkg.Tree
 	// task is the Porch task the draft's commit records: clone for a new
@@ -56,6 +62,9 @@ type Action struct {
 	task porch.Task
 	// revision is the published revision a propose-delete proposes.
 	revision int
+	// reject: the revision is proposed and goes back to a draft before
+	// it is updated (as the bot updates its open change).
+	reject bool
 }
 
 // Options configures Run.
@@ -279,6 +288,7 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant, draft v
 		return a, err
 	}
 	a.Why, a.Blocking, a.Conflicts, a.files, a.task = p.Why, p.Blocking, p.Conflicts, p.Tree, p.Task
+	a.Lifecycle = variant.Stage(pv.Spec.UpdatePolicy, p)
 	switch {
 	case p.Kind == variant.Skip:
 		a.Kind = "skip"
@@ -300,7 +310,8 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant, draft v
 	switch {
 	case files.Equal(a.files):
 		a.Kind, a.Why = "none", fmt.Sprintf("draft %s/%s already holds the desired package", pkg, draft.Name)
-	case draft.Lifecycle == porch.Proposed:
+	case draft.Lifecycle == porch.Proposed && pv.Spec.UpdatePolicy == "draft":
+		// a person proposed it: theirs to approve or reject
 		a.Kind, a.Why = "skip", fmt.Sprintf("%s/%s is proposed; approve or reject it before the variant changes it (%s)", pkg, draft.Name, p.Why)
 	case draft.Adopted:
 		a.Kind, a.Why = "update-draft", fmt.Sprintf("%s: %s", draft.Why, p.Why)
@@ -312,8 +323,11 @@ func (r *reconciler) plan(ctx context.Context, pv config.PackageVariant, draft v
 		if edited != "" {
 			a.Kind, a.Why = "skip", fmt.Sprintf("draft %s/%s has commits by %s: left alone; delete the draft (kptbot rpkg del) to let the variant recreate it", pkg, draft.Name, edited)
 		} else {
-			a.Kind = "update-draft"
+			a.Kind, a.reject = "update-draft", draft.Lifecycle == porch.Proposed
 		}
+	}
+	if a.Kind != "update-draft" {
+		a.Lifecycle = ""
 	}
 	return a, nil
 }
@@ -415,50 +429,4 @@ func (r *reconciler) workspaceInHistory(pkg, ws string) bool {
 		}
 	}
 	return false
-}
-
-// removals turns the planner's delete and orphan decisions into actions:
-// drafts and proposals are deleted, a published package's deletion is
-// proposed (a person still approves it), an orphan is left alone.
-func (r *reconciler) removals(ds []variant.Decision) []Action {
-	var out []Action
-	for _, d := range ds {
-		a := Action{Variant: d.Owner, Package: d.Package, Why: d.Why}
-		switch {
-		case d.Kind == variant.Orphan:
-			a.Kind = "none"
-			a.Why += ": keeps " + d.Package + " " + d.Name
-		case d.Kind != variant.Delete:
-			continue
-		case d.Lifecycle == porch.Published:
-			a.Kind, a.revision = "propose-delete", r.packages[d.Package].latest
-			a.Why += ": proposing deletion of " + d.Name
-		default:
-			a.Kind, a.Workspace = "delete-draft", d.Name
-			a.Why += fmt.Sprintf(": deleting %s %s/%s", strings.ToLower(string(d.Lifecycle)), d.Package, d.Name)
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-func (r *reconciler) apply(ctx context.Context, a *Action) error {
-	task := a.task.JSON()
-	switch a.Kind {
-	case "create-draft":
-		_, err := r.store.CreateDraft(ctx, a.Package, a.Workspace, a.files, task, variant.ConflictsNote(a.Conflicts))
-		return err
-	case "update-draft":
-		_, err := r.store.UpdateDraft(ctx, a.Package, a.Workspace, a.files, task, variant.ConflictsNote(a.Conflicts))
-		return err
-	case "delete-draft":
-		return r.store.DeleteDraft(ctx, a.Package, a.Workspace)
-	case "propose-delete":
-		err := r.store.ProposeDelete(ctx, a.Package, a.revision)
-		if err != nil && strings.Contains(err.Error(), "already exists") {
-			return nil // already proposed: idempotent
-		}
-		return err
-	}
-	return nil
 }

@@ -18,6 +18,9 @@ metadata: {name: edge-1}
 spec:
   deployment: true
   injectionSources: [sites/]
+  # drafts only: these tests drive the lifecycle by hand (the updatePolicy
+  # tests propose and publish)
+  updatePolicy: draft
 ---
 apiVersion: kptbot.dev/v1alpha1
 kind: PackageVariant
@@ -258,7 +261,7 @@ func TestReconcileVariantSet(t *testing.T) {
 	cfg := `apiVersion: kptbot.dev/v1alpha1
 kind: Repository
 metadata: {name: edge-7, labels: {tier: edge}}
-spec: {}
+spec: {updatePolicy: draft}
 ---
 apiVersion: kptbot.dev/v1alpha1
 kind: PackageVariantSet

@@ -277,3 +277,18 @@ func nameOr(name, fallback string) string {
 	}
 	return name
 }
+
+// Stage is the lifecycle an applier leaves a variant's new revision in:
+// its updatePolicy (draft, propose, publish), held back to a draft when
+// the upgrade took upstream's value over local edits or a required
+// injection point is empty, so a person looks first. The bot maps it to a
+// draft, ready or merged change; plain git to Porch's branches.
+func Stage(policy string, p *Plan) porch.Lifecycle {
+	switch {
+	case policy == "draft" || len(p.Conflicts) > 0 || len(p.Blocking) > 0:
+		return porch.Draft
+	case policy == "publish":
+		return porch.Published
+	}
+	return porch.Proposed
+}

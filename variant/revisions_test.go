@@ -7,6 +7,7 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/porch"
 )
@@ -157,6 +158,28 @@ func TestWorkspaceRevision(t *testing.T) {
 		got, err := WorkspaceRevision("basens", tc.ws, tags, read)
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("WorkspaceRevision(%s) = %q, %v; want %q, %q", tc.ws, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestStage(t *testing.T) {
+	t.Parallel()
+	conflict := []pkgmerge.Conflict{{Field: "spec.x"}}
+	for _, tc := range []struct {
+		policy    string
+		conflicts []pkgmerge.Conflict
+		blocking  []string
+		want      porch.Lifecycle
+	}{
+		{"draft", nil, nil, porch.Draft},
+		{"propose", nil, nil, porch.Proposed},
+		{"publish", nil, nil, porch.Published},
+		{"propose", conflict, nil, porch.Draft},
+		{"publish", conflict, nil, porch.Draft},
+		{"publish", nil, []string{"required injection"}, porch.Draft},
+	} {
+		if got := Stage(tc.policy, &Plan{Conflicts: tc.conflicts, Blocking: tc.blocking}); got != tc.want {
+			t.Errorf("Stage(%s, %d conflicts, %d blocking) = %s, want %s", tc.policy, len(tc.conflicts), len(tc.blocking), got, tc.want)
 		}
 	}
 }

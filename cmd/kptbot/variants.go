@@ -25,9 +25,16 @@ as Porch's PackageVariant controller does: clone a draft when the downstream
 package does not exist (adoptionPolicy decides about one that does), upgrade
 it (3-way merge, local edits kept) when the upstream has a newer revision,
 edit it when the variant's mutations change it. One open draft per variant: a
-newer upstream updates that draft. A draft someone else edited is left alone.
-Paused variants are reported, not changed. Packages whose variant is gone are
-proposed for deletion. Idempotent: a second run right after the first does
+newer upstream updates that draft (or proposal). A draft someone else edited
+is left alone. updatePolicy decides where the revision is left, as the bot
+does with its change: draft, propose (proposed/ branch, the default) or
+publish (approved: committed onto the registered branch, tagged <pkg>/v<N>);
+an upgrade that took upstream's value over local edits (its conflicts are
+listed here and in the draft's commit message) or a required injection left
+empty stays a draft. Paused variants are reported, not changed. When a
+variant is gone, deletionPolicy decides: delete removes its drafts and
+proposals and proposes deleting its published package; orphan keeps them.
+adoptionPolicy adoptExisting adopts an unowned draft of the package. Idempotent: a second run right after the first does
 nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,6 +67,12 @@ nothing.`,
 					ws = "/" + a.Workspace
 				}
 				fmt.Fprintf(out, "  %-14s %s%s (variant %s): %s\n", a.Kind, a.Package, ws, a.Variant, a.Why)
+				switch {
+				case a.Published != "":
+					fmt.Fprintf(out, "  %-14s published as %s (updatePolicy publish)\n", "", a.Published)
+				case a.Lifecycle != "":
+					fmt.Fprintf(out, "  %-14s left %s\n", "", strings.ToLower(string(a.Lifecycle)))
+				}
 				if len(a.Blocking) > 0 {
 					fmt.Fprintf(out, "  %-14s blocks proposal: %s\n", "", strings.Join(a.Blocking, "; "))
 				}

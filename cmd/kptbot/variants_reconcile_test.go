@@ -14,7 +14,7 @@ import (
 const conflictVariant = `apiVersion: kptbot.dev/v1alpha1
 kind: Repository
 metadata: {name: edge-1}
-spec: {}
+spec: {updatePolicy: publish}
 ---
 apiVersion: kptbot.dev/v1alpha1
 kind: PackageVariant
@@ -27,7 +27,8 @@ spec:
 // `variants reconcile` never takes upstream's value silently: a person
 // raised the quota's cpu in a published revision, upstream changed it
 // too (basens v2 → v3), and the upgrade draft's conflict is in the JSON
-// and text output and in the draft's commit message.
+// and text output and in the draft's commit message; the draft is not
+// published although updatePolicy is publish.
 func TestVariantsReconcileReportsConflicts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -57,7 +58,9 @@ func TestVariantsReconcileReportsConflicts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	publish("team-a-v2")
+	if tags := gitfixture.Git(t, bare, "tag", "--list"); tags != "team-a/v1" {
+		t.Fatalf("updatePolicy publish: tags %q, want the clone published as team-a/v1", tags)
+	}
 	// A person's local edit, published as team-a/v2.
 	files, err := s.Repo().Tree(ctx, gitfixture.Git(t, bare, "rev-parse", "team-a/v1^{commit}"), "/team-a")
 	if err != nil {
@@ -76,6 +79,7 @@ func TestVariantsReconcileReportsConflicts(t *testing.T) {
 	}
 	var plan []struct {
 		Kind      string `json:"kind"`
+		Lifecycle string `json:"lifecycle"`
 		Conflicts []struct {
 			File, Field, Local, Upstream string
 		} `json:"conflicts"`
@@ -83,7 +87,8 @@ func TestVariantsReconcileReportsConflicts(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if len(plan) != 1 || plan[0].Kind != "create-draft" || len(plan[0].Conflicts) != 1 {
+	// conflicts hold the upgrade back as a draft, publish or not
+	if len(plan) != 1 || plan[0].Kind != "create-draft" || plan[0].Lifecycle != "Draft" || len(plan[0].Conflicts) != 1 {
 		t.Fatalf("JSON plan = %s", out)
 	}
 	if c := plan[0].Conflicts[0]; c.File != "resourcequota.yaml" || c.Field != "spec.hard.cpu" || c.Local != "45" || c.Upstream != "50" {
