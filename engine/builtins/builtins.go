@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -33,7 +34,7 @@ type Function struct {
 	// skip, if set, lets Run leave items the function cannot change
 	// unparsed; only for functions that edit items in place and never add,
 	// drop or reorder them.
-	skip skipFunc
+	skip resourcelist.SkipFunc
 	// stream, if set, prepares the function to run piece by piece (see
 	// Stream); only for functions that change each resource on its own.
 	stream streamer
@@ -50,8 +51,8 @@ type Function struct {
 }
 
 // WithStepLimit returns a copy of f whose starlark scripts may run at most
-// n steps; 0 means the default, StarlarkBaseSteps plus
-// StarlarkStepsPerResource per resource.
+// n steps; 0 means the default, starlarkfn.BaseSteps plus
+// starlarkfn.StepsPerResource per resource.
 func (f *Function) WithStepLimit(n uint64) *Function {
 	c := *f
 	c.maxSteps = n
@@ -76,7 +77,7 @@ func (f *Function) ReadsAnyField() bool { return f != nil && f.readsAll }
 // processor is the body of a built-in. It edits rl in place and returns an
 // error when the function as a whole fails; it may also report failure
 // through error-severity results.
-type processor func(rl *resourceList) error
+type processor func(rl *resourcelist.List) error
 
 // functions builds the table of built-ins. It is a function rather than a
 // package variable so that callers can never mutate shared state.
@@ -193,24 +194,24 @@ func (f *Function) Run(r io.Reader, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: reading input: %w", f.Name, err)
 	}
-	rl, err := decodeResourceList(data, f.skip)
+	rl, err := resourcelist.Decode(data, f.skip)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
-	parsed := len(rl.items)
-	rl.ctx, rl.maxSteps = f.ctx, f.maxSteps
+	parsed := len(rl.Items)
+	rl.Ctx, rl.MaxSteps = f.ctx, f.maxSteps
 	runErr := f.safeRun(rl)
-	if rl.slots != nil && len(rl.items) != parsed {
+	if rl.Partial() && len(rl.Items) != parsed {
 		return fmt.Errorf("%s: internal error: function changed the number of items it was given", f.Name)
 	}
 	if runErr == nil {
-		if e := firstError(rl.results); e != nil {
+		if e := resourcelist.FirstError(rl.Results); e != nil {
 			runErr = fmt.Errorf("%s", e.Message)
 		}
-	} else if firstError(rl.results) == nil {
-		rl.results = append(rl.results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
+	} else if resourcelist.FirstError(rl.Results) == nil {
+		rl.Results = append(rl.Results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
 	}
-	if err := rl.encode(w); err != nil {
+	if err := rl.Encode(w); err != nil {
 		return fmt.Errorf("%s: writing output: %w", f.Name, err)
 	}
 	if runErr != nil {
@@ -229,37 +230,28 @@ func (f *Function) Process(items []*yaml.RNode, functionConfig *yaml.RNode) ([]*
 	if f == nil || f.run == nil {
 		return nil, nil, fmt.Errorf("builtins: function is not runnable; use Lookup or All")
 	}
-	rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: items, functionConfig: functionConfig, ctx: f.ctx, maxSteps: f.maxSteps}
+	rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: items, FunctionConfig: functionConfig, Ctx: f.ctx, MaxSteps: f.maxSteps}
 	runErr := f.safeRun(rl)
 	if runErr == nil {
-		if e := firstError(rl.results); e != nil {
+		if e := resourcelist.FirstError(rl.Results); e != nil {
 			runErr = fmt.Errorf("%s", e.Message)
 		}
-	} else if firstError(rl.results) == nil {
-		rl.results = append(rl.results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
+	} else if resourcelist.FirstError(rl.Results) == nil {
+		rl.Results = append(rl.Results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
 	}
 	if runErr != nil {
-		return rl.items, rl.results, fmt.Errorf("%s: %w", f.Name, runErr)
+		return rl.Items, rl.Results, fmt.Errorf("%s: %w", f.Name, runErr)
 	}
-	return rl.items, rl.results, nil
+	return rl.Items, rl.Results, nil
 }
 
 // safeRun turns a panic in a function body (the catalog code uses
 // *OrDie helpers) into an error, as a crashing container would be.
-func (f *Function) safeRun(rl *resourceList) (err error) {
+func (f *Function) safeRun(rl *resourcelist.List) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("function panicked: %v", p)
 		}
 	}()
 	return f.run(rl)
-}
-
-func firstError(results fn.Results) *fn.Result {
-	for _, r := range results {
-		if r != nil && r.Severity == fn.Error {
-			return r
-		}
-	}
-	return nil
 }

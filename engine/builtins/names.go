@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/filters/nameref"
 	"sigs.k8s.io/kustomize/api/filters/prefix"
@@ -31,14 +32,14 @@ type ensureNameSubstring struct {
 // renamed resources (kustomize's nameReference fields and kpt depends-on
 // annotations) follow. The rename runs on kustomize's resmap so its nameref
 // filter can resolve references exactly as kustomize does.
-func runEnsureNameSubstring(rl *resourceList) error {
-	ens, err := ensureNameConfig(rl.functionConfig)
+func runEnsureNameSubstring(rl *resourcelist.List) error {
+	ens, err := ensureNameConfig(rl.FunctionConfig)
 	if err != nil {
 		return err
 	}
 	rf := resource.NewFactory(&hasher.Hasher{})
 	rf.IncludeLocalConfigs = true
-	m, err := resmap.NewFactory(rf).NewResMapFromRNodeSlice(rl.items)
+	m, err := resmap.NewFactory(rf).NewResMapFromRNodeSlice(rl.Items)
 	if err != nil {
 		return fmt.Errorf("reading resources: %w", err)
 	}
@@ -138,7 +139,7 @@ func runEnsureNameSubstring(rl *resourceList) error {
 		present := r.GetAnnotations()
 		cleared := false
 		for _, a := range resource.BuildAnnotations {
-			if _, ok := present[a]; ok && !isKptAnnotation([]string{"metadata", "annotations"}, a) {
+			if _, ok := present[a]; ok && !resourcelist.IsBookkeeping(a) {
 				if err := r.PipeE(yaml.ClearAnnotation(a)); err != nil {
 					return err
 				}
@@ -151,11 +152,11 @@ func runEnsureNameSubstring(rl *resourceList) error {
 			}
 		}
 	}
-	rl.items = rl.items[:0]
+	rl.Items = rl.Items[:0]
 	for _, r := range m.Resources() {
-		rl.items = append(rl.items, &r.RNode)
+		rl.Items = append(rl.Items, &r.RNode)
 	}
-	rl.results = append(rl.results, &fn.Result{Message: fmt.Sprintf("renamed %d resource(s)", len(touched)), Severity: fn.Info})
+	rl.Results = append(rl.Results, &fn.Result{Message: fmt.Sprintf("renamed %d resource(s)", len(touched)), Severity: fn.Info})
 	return nil
 }
 

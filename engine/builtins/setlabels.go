@@ -3,9 +3,9 @@ package builtins
 import (
 	"errors"
 	"fmt"
-	"github.com/kptbot/kptbot/internal/yamlnode"
 	"strings"
 
+	"github.com/kptbot/kptbot/internal/yamlnode"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

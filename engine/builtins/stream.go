@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
+	"github.com/kptbot/kptbot/engine/builtins/searchreplace"
 	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
 	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
@@ -134,16 +136,16 @@ type streamer func(cfg *yaml.RNode) (*Stream, error)
 // streamed is the body of a function that has a Stream: the whole list is
 // one piece.
 func streamed(prepare streamer) processor {
-	return func(rl *resourceList) error {
-		s, err := prepare(rl.functionConfig)
+	return func(rl *resourcelist.List) error {
+		s, err := prepare(rl.FunctionConfig)
 		if err != nil {
 			return err
 		}
-		p, err := s.apply(rl.items)
+		p, err := s.apply(rl.Items)
 		if err != nil {
 			return err
 		}
-		rl.results = append(rl.results, s.finish([]Piece{p})...)
+		rl.Results = append(rl.Results, s.finish([]Piece{p})...)
 		return nil
 	}
 }
@@ -310,20 +312,23 @@ func streamSetImage(cfg *yaml.RNode) (*Stream, error) {
 	}), nil
 }
 
-// streamSearchReplace is search-replace (see searchReplace.apply); each
-// piece matches on its own copy of the configuration.
+// streamSearchReplace is search-replace; each piece matches and counts
+// on its own (searchreplace.Replacer.Apply).
 func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
-	tmpl, err := searchReplaceConfig(cfg)
+	if k := kindOf(cfg); !k.isConfigMap() {
+		return nil, fmt.Errorf("functionConfig: expected a ConfigMap with by-* and put-* data, got kind %s", k)
+	}
+	data, err := stringMap(cfg, "data")
+	if err != nil {
+		return nil, err
+	}
+	sr, err := searchreplace.New(data)
 	if err != nil {
 		return nil, err
 	}
 	apply := func(items []*yaml.RNode) (Piece, error) {
-		sr := *tmpl // each piece counts and reports on its own copy
-		sr.results, sr.count = nil, 0
-		if err := sr.apply(items); err != nil {
-			return Piece{}, err
-		}
-		return Piece{results: sr.results, count: sr.count}, nil
+		results, count, err := sr.Apply(items)
+		return Piece{results: results, count: count}, err
 	}
 	finish := func(pieces []Piece) fn.Results {
 		found := findings(pieces)
@@ -331,7 +336,7 @@ func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
 			return fn.Results{{Message: "no matches", Severity: fn.Info}}
 		}
 		action := "Matched"
-		if tmpl.mutate {
+		if sr.Mutates() {
 			action = "Mutated"
 		}
 		return append(found, &fn.Result{Message: fmt.Sprintf("%s %d field(s)", action, total(pieces)), Severity: fn.Info})
@@ -486,21 +491,21 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 			}
 			extra := len(list)
 			list = append(list, items...)
-			rl := &resourceList{apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: list, functionConfig: cfg.Copy()}
+			rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: list, FunctionConfig: cfg.Copy()}
 			run := replaceAll
 			if narrowed {
-				run = func(rl *resourceList) error { return replaceInvolved(rl, involved) }
+				run = func(rl *resourcelist.List) error { return replaceInvolved(rl, involved) }
 			}
 			if err := run(rl); err != nil {
 				return Piece{}, err
 			}
-			if e := firstError(rl.results); e != nil {
+			if e := resourcelist.FirstError(rl.Results); e != nil {
 				return Piece{}, errors.New(e.Message)
 			}
-			if len(rl.items) != len(list) {
+			if len(rl.Items) != len(list) {
 				return Piece{}, ErrNotStreamable
 			}
-			out := rl.items[extra:]
+			out := rl.Items[extra:]
 			for i, it := range items {
 				if sourceIdentity(out[i]) != sourceIdentity(it) {
 					return Piece{}, ErrNotStreamable
@@ -509,7 +514,7 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 			for i, it := range items {
 				*it = *out[i]
 			}
-			return Piece{results: rl.results}, nil
+			return Piece{results: rl.Results}, nil
 		}
 		return &Stream{apply: apply, finish: findings}
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/comments"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -70,10 +70,10 @@ func TestStreamMatchesProcess(t *testing.T) {
 func checkStream(t *testing.T, f *Function, input string) bool {
 	t.Helper()
 	whole := decode(t, input)
-	want, wantResults, wantErr := f.Process(whole.items, whole.functionConfig)
+	want, wantResults, wantErr := f.Process(whole.Items, whole.FunctionConfig)
 
 	probe := decode(t, input)
-	s, ok := f.Stream(probe.functionConfig)
+	s, ok := f.Stream(probe.FunctionConfig)
 	if f.stream == nil {
 		if ok {
 			t.Fatalf("%s streams but has no stream", f.Name)
@@ -87,7 +87,7 @@ func checkStream(t *testing.T, f *Function, input string) bool {
 		return false
 	}
 	rng := rand.New(rand.NewSource(int64(len(input))))
-	n := len(probe.items)
+	n := len(probe.Items)
 	splits := [][]int{{n}}
 	ones := make([]int, n)
 	for i := range ones {
@@ -105,13 +105,13 @@ func checkStream(t *testing.T, f *Function, input string) bool {
 	}
 	for _, sizes := range splits {
 		rl := decode(t, input)
-		s, _ := f.Stream(rl.functionConfig)
+		s, _ := f.Stream(rl.FunctionConfig)
 		var pieces []Piece
 		var err error
 		at := 0
 		for _, k := range sizes {
 			var p Piece
-			if p, err = s.Apply(rl.items[at : at+k]); err != nil {
+			if p, err = s.Apply(rl.Items[at : at+k]); err != nil {
 				break
 			}
 			pieces = append(pieces, p)
@@ -129,7 +129,7 @@ func checkStream(t *testing.T, f *Function, input string) bool {
 		if err != nil {
 			return true
 		}
-		if diff := cmp.Diff(encodeAll(t, want), encodeAll(t, rl.items)); diff != "" {
+		if diff := cmp.Diff(encodeAll(t, want), encodeAll(t, rl.Items)); diff != "" {
 			t.Fatalf("%s split %v: items differ (-process +stream):\n%s", f.Name, sizes, diff)
 		}
 		if diff := cmp.Diff(wantResults, s.Finish(pieces)); diff != "" {
@@ -140,9 +140,9 @@ func checkStream(t *testing.T, f *Function, input string) bool {
 	return true
 }
 
-func decode(t *testing.T, input string) *resourceList {
+func decode(t *testing.T, input string) *resourcelist.List {
 	t.Helper()
-	rl, err := decodeResourceList([]byte(input), nil)
+	rl, err := resourcelist.Decode([]byte(input), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestReplacementsLeaveOutUninvolved(t *testing.T) {
 				"functionConfig:\n  apiVersion: fn.kpt.dev/v1alpha1\n  kind: ApplyReplacements\n  metadata: {name: r}\n  " +
 				strings.ReplaceAll(config, "\n", "\n  ") + "\n"
 			whole, part := decode(t, input), decode(t, input)
-			if _, ok := replacementsInvolve(part.functionConfig); !ok && name != "value-source" {
+			if _, ok := replacementsInvolve(part.FunctionConfig); !ok && name != "value-source" {
 				t.Fatal("replacementsInvolve declined")
 			}
 			werr := replaceAll(whole)
@@ -338,65 +338,12 @@ func TestReplacementsLeaveOutUninvolved(t *testing.T) {
 			if (werr == nil) != (perr == nil) || (werr != nil && werr.Error() != perr.Error()) {
 				t.Fatalf("errors differ: all %v, involved only %v", werr, perr)
 			}
-			if diff := cmp.Diff(encodeAll(t, whole.items), encodeAll(t, part.items)); diff != "" {
+			if diff := cmp.Diff(encodeAll(t, whole.Items), encodeAll(t, part.Items)); diff != "" {
 				t.Errorf("items differ (-all +involved only):\n%s", diff)
 			}
-			if diff := cmp.Diff(whole.results, part.results); diff != "" {
+			if diff := cmp.Diff(whole.Results, part.Results); diff != "" {
 				t.Errorf("results differ (-all +involved only):\n%s", diff)
 			}
 		})
 	}
-}
-
-// TestCopyCommentsMatchesKyaml: copyComments does what kyaml's
-// comments.CopyComments does, on every golden input's resources against
-// their outputs and against comment-less re-encodings of themselves.
-func TestCopyCommentsMatchesKyaml(t *testing.T) {
-	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("testdata", "*", "*", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs := 0
-	for _, in := range files {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rl, err := decodeResourceList(data, nil)
-		if err != nil {
-			continue
-		}
-		items := rl.items
-		for i, from := range items {
-			for _, to := range []*yaml.RNode{items[(i+1)%len(items)], stripComments(from)} {
-				want, got := to.Copy(), to.Copy()
-				werr := comments.CopyComments(from, want)
-				gerr := copyComments(from, got)
-				if (werr == nil) != (gerr == nil) {
-					t.Fatalf("%s item %d: kyaml error %v, kptbot error %v", in, i, werr, gerr)
-				}
-				if diff := cmp.Diff(want.MustString(), got.MustString()); diff != "" {
-					t.Fatalf("%s item %d: (-kyaml +kptbot):\n%s", in, i, diff)
-				}
-				pairs++
-			}
-		}
-	}
-	if pairs < 50 {
-		t.Fatalf("only %d pairs compared", pairs)
-	}
-}
-
-func stripComments(n *yaml.RNode) *yaml.RNode {
-	c := n.Copy()
-	var strip func(*yaml.Node)
-	strip = func(y *yaml.Node) {
-		y.HeadComment, y.LineComment, y.FootComment = "", "", ""
-		for _, k := range y.Content {
-			strip(k)
-		}
-	}
-	strip(c.YNode())
-	return c
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -18,19 +19,19 @@ const targetPathAnnotation = "config.kubernetes.io/target-path"
 // resource (or a List of them); each replaces every item with the same
 // group, kind, namespace and name (and file, given target-path), or is
 // appended when there is none.
-func runUpsertResource(rl *resourceList) error {
-	if kindOf(rl.functionConfig).kind == "" {
+func runUpsertResource(rl *resourcelist.List) error {
+	if kindOf(rl.FunctionConfig).kind == "" {
 		return errors.New("functionConfig: missing; expected the resource, or a List of resources, to upsert")
 	}
 	var inputs []*yaml.RNode
-	if rl.functionConfig.GetKind() == "List" {
-		if items := rl.functionConfig.Field("items"); items != nil {
+	if rl.FunctionConfig.GetKind() == "List" {
+		if items := rl.FunctionConfig.Field("items"); items != nil {
 			for _, n := range items.Value.YNode().Content {
 				inputs = append(inputs, yaml.NewRNode(n))
 			}
 		}
 	} else {
-		inputs = []*yaml.RNode{rl.functionConfig}
+		inputs = []*yaml.RNode{rl.FunctionConfig}
 	}
 
 	type identity struct{ group, kind, namespace, name string }
@@ -40,7 +41,7 @@ func runUpsertResource(rl *resourceList) error {
 	}
 	// Index the items once: upserting m resources into n items is then O(n+m).
 	byID := map[identity][]int{}
-	for i, it := range rl.items {
+	for i, it := range rl.Items {
 		a := it.GetAnnotations()
 		if a[runtimeutil.FunctionAnnotationKey] != "" || a["config.k8s.io/function"] != "" {
 			continue // a kpt v0 function config, not a resource
@@ -57,7 +58,7 @@ func runUpsertResource(rl *resourceList) error {
 		target := in.GetAnnotations()[targetPathAnnotation]
 		replaced := 0
 		for _, idx := range byID[id] {
-			old := rl.items[idx]
+			old := rl.Items[idx]
 			oldAnn := old.GetAnnotations()
 			if target != "" && oldAnn[kioutil.PathAnnotation] != target && oldAnn[kioutil.LegacyPathAnnotation] != target {
 				continue
@@ -75,9 +76,9 @@ func runUpsertResource(rl *resourceList) error {
 					}
 				}
 			}
-			rl.items[idx] = n
+			rl.Items[idx] = n
 			replaced++
-			rl.results = append(rl.results, resultFor(n, "replaced resource", fn.Info))
+			rl.Results = append(rl.Results, resultFor(n, "replaced resource", fn.Info))
 		}
 		if replaced > 0 {
 			continue
@@ -93,9 +94,9 @@ func runUpsertResource(rl *resourceList) error {
 				}
 			}
 		}
-		byID[id] = append(byID[id], len(rl.items))
-		rl.items = append(rl.items, n)
-		rl.results = append(rl.results, resultFor(n, "added resource", fn.Info))
+		byID[id] = append(byID[id], len(rl.Items))
+		rl.Items = append(rl.Items, n)
+		rl.Results = append(rl.Results, resultFor(n, "added resource", fn.Info))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package builtins
+package resourcelist
 
 import (
 	"bytes"
@@ -13,11 +13,11 @@ import (
 
 func goldenInputs(t *testing.T) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "*", "*", "input.yaml"))
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "input.yaml"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no golden inputs: %v", err)
 	}
-	out := map[string][]byte{"generated": generateResourceList(200), "comments": []byte(trickyComments)}
+	out := map[string][]byte{"comments": []byte(trickyComments)}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -75,19 +75,19 @@ functionConfig:
 
 // wholeEncode is the reference encoding: the whole ResourceList as one
 // yaml.v3 document, which is what kpt's kio.ByteWriter produces.
-func wholeEncode(t *testing.T, rl *resourceList) string {
+func wholeEncode(t *testing.T, rl *List) string {
 	t.Helper()
-	root := mapping("apiVersion", scalar(rl.apiVersion), "kind", scalar(rl.kind))
+	root := mapping("apiVersion", scalar(rl.APIVersion), "kind", scalar(rl.Kind))
 	items := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, it := range rl.items {
+	for _, it := range rl.Items {
 		items.Content = append(items.Content, it.YNode())
 	}
 	if len(items.Content) == 0 {
 		items.Style = yaml.FlowStyle
 	}
 	root.Content = append(root.Content, scalar("items"), items)
-	if rl.functionConfig != nil {
-		root.Content = append(root.Content, scalar("functionConfig"), rl.functionConfig.YNode())
+	if rl.FunctionConfig != nil {
+		root.Content = append(root.Content, scalar("functionConfig"), rl.FunctionConfig.YNode())
 	}
 	var b bytes.Buffer
 	if err := encodeDoc(&b, root); err != nil {
@@ -128,7 +128,7 @@ func TestEncodeMatchesWholeDocument(t *testing.T) {
 		}
 		canonical := wholeEncode(t, whole)
 		for _, passThrough := range []bool{true, false} {
-			rl, err := decodeResourceList([]byte(canonical), nil)
+			rl, err := Decode([]byte(canonical), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestEncodeMatchesWholeDocument(t *testing.T) {
 				rl.originals = nil
 			}
 			var out bytes.Buffer
-			if err := rl.encode(&out); err != nil {
+			if err := rl.Encode(&out); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(canonical, out.String()); diff != "" {
@@ -168,22 +168,22 @@ func TestSplitItemsLayouts(t *testing.T) {
 			t.Errorf("%s: fast path ok = %v, want %v", tt.name, ok, tt.ok)
 			continue
 		}
-		if ok && len(rl.items) != tt.items {
-			t.Errorf("%s: %d items, want %d", tt.name, len(rl.items), tt.items)
+		if ok && len(rl.Items) != tt.items {
+			t.Errorf("%s: %d items, want %d", tt.name, len(rl.Items), tt.items)
 		}
 		// the general entry point must accept every layout
-		all, err := decodeResourceList([]byte(tt.in), nil)
+		all, err := Decode([]byte(tt.in), nil)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
 		whole, _ := decodeWhole([]byte(tt.in))
-		if len(all.items) != len(whole.items) {
-			t.Errorf("%s: %d items, whole parse has %d", tt.name, len(all.items), len(whole.items))
+		if len(all.Items) != len(whole.Items) {
+			t.Errorf("%s: %d items, whole parse has %d", tt.name, len(all.Items), len(whole.Items))
 		}
 	}
 	rl, ok := decodeSplit([]byte(tests[0].in), nil)
-	if !ok || rl.items[0].Field("x").Value.YNode().Value != "a\n\nb\n" {
+	if !ok || rl.Items[0].Field("x").Value.YNode().Value != "a\n\nb\n" {
 		t.Errorf("block scalar with an empty line was not kept intact")
 	}
 }
@@ -193,7 +193,7 @@ func TestSplitItemsLayouts(t *testing.T) {
 // comments, quoting and field order included.
 func TestBytePreservation(t *testing.T) {
 	t.Parallel()
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*", "*", "output.yaml"))
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "output.yaml"))
 	checked := 0
 	for _, outPath := range paths {
 		in, err := os.ReadFile(filepath.Join(filepath.Dir(outPath), "input.yaml"))

@@ -1,4 +1,8 @@
-package builtins
+// Package starlarkfn is the catalog's starlark function (StarlarkRun
+// configs, the catalog's modules and dialect) run in-process with bounds: a
+// step limit, a call depth limit, the caller's context, no network and no
+// process environment.
+package starlarkfn
 
 import (
 	"context"
@@ -34,9 +38,12 @@ import (
 // real script needs (recursion runs on the Go stack, whose overflow would
 // kill the process), and as soon as the render's context is done.
 const (
-	StarlarkBaseSteps        = 10_000_000
-	StarlarkStepsPerResource = 2_000
-	StarlarkMaxCallDepth     = 5_000
+	// BaseSteps is the step limit of a script over an empty package.
+	BaseSteps = 10_000_000
+	// StepsPerResource is added to BaseSteps per resource.
+	StepsPerResource = 2_000
+	// MaxCallDepth bounds nested calls (recursion).
+	MaxCallDepth = 5_000
 	// starlarkCheckEvery is how often (in steps) the limits and the
 	// context are checked.
 	starlarkCheckEvery = 10_000
@@ -49,19 +56,9 @@ const (
 // The flags map as syntax.LegacyFileOptions maps the catalog's.
 var starlarkOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 
-func runStarlark(rl *resourceList) error {
-	return preserving(rl, func(rl *resourceList) error {
-		ctx := rl.ctx
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		return runSDK(rl, func(frl *fn.ResourceList) (bool, error) { return processStarlark(ctx, rl.maxSteps, frl) })
-	})
-}
-
-// processStarlark is the catalog's starlark Process (config, errors as a
+// Process is the catalog's starlark Process (config, errors as a
 // single error result) with the script run by runStarlarkScript.
-func processStarlark(ctx context.Context, maxSteps uint64, rl *fn.ResourceList) (bool, error) {
+func Process(ctx context.Context, maxSteps uint64, rl *fn.ResourceList) (bool, error) {
 	err := func() error {
 		sr := &catalog.StarlarkRun{}
 		if err := sr.Config(rl.FunctionConfig); err != nil {
@@ -105,7 +102,7 @@ func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.Reso
 		return err
 	}
 	if maxSteps == 0 {
-		maxSteps = uint64(StarlarkBaseSteps + StarlarkStepsPerResource*len(nodes))
+		maxSteps = uint64(BaseSteps + StepsPerResource*len(nodes))
 	}
 	if err := runStarlarkScript(ctx, sr.Name, sr.Source, value, maxSteps); err != nil {
 		return err
@@ -144,7 +141,7 @@ func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.Reso
 
 // runStarlarkScript runs program with the catalog's predeclared ctx (the
 // resource list, the OpenAPI schema, an environment) on a thread bounded
-// by maxSteps, StarlarkMaxCallDepth and ctx.
+// by maxSteps, MaxCallDepth and ctx.
 func runStarlarkScript(ctx context.Context, name, program string, resourceList starlark.Value, maxSteps uint64) error {
 	thread := &starlark.Thread{Name: name, Load: loadStarlarkModule}
 	thread.SetMaxExecutionSteps(starlarkCheckEvery)
@@ -154,8 +151,8 @@ func runStarlarkScript(ctx context.Context, name, program string, resourceList s
 			t.Cancel(fmt.Sprintf("the render was stopped (%v)", context.Cause(ctx)))
 		case t.Steps >= maxSteps:
 			t.Cancel(fmt.Sprintf("the script ran more than %d steps (an endless loop?)", maxSteps))
-		case t.CallStackDepth() > StarlarkMaxCallDepth:
-			t.Cancel(fmt.Sprintf("calls nested more than %d deep (endless recursion?)", StarlarkMaxCallDepth))
+		case t.CallStackDepth() > MaxCallDepth:
+			t.Cancel(fmt.Sprintf("calls nested more than %d deep (endless recursion?)", MaxCallDepth))
 		default:
 			t.SetMaxExecutionSteps(t.Steps + starlarkCheckEvery)
 		}

@@ -1,4 +1,7 @@
-package builtins
+// Package searchreplace is the catalog's search-replace function: fields
+// found by path, value, regular expression or file, and optionally given a
+// new value or a comment.
+package searchreplace
 
 import (
 	"fmt"
@@ -7,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -23,7 +27,8 @@ const (
 	putComment   = "put-comment"
 )
 
-type searchReplace struct {
+// Replacer is one search-replace configuration; New makes it.
+type Replacer struct {
 	byValue, byValueRegex, byPath, byFilePath, putValue, putComment string
 
 	regex   *regexp.Regexp
@@ -40,7 +45,7 @@ type searchReplace struct {
 // matches anywhere in the value and its capture groups feed ${N} in the
 // put- patterns; an absolute by-path with only put-value creates the field
 // in every resource.
-func (sr *searchReplace) apply(items []*yaml.RNode) error {
+func (sr *Replacer) apply(items []*yaml.RNode) error {
 	for _, it := range items {
 		file, _, _ := kioutil.GetFileAnnotations(it)
 		if sr.byFilePath != "" && !globMatch(sr.byFilePath, file) {
@@ -60,16 +65,24 @@ func (sr *searchReplace) apply(items []*yaml.RNode) error {
 	return nil
 }
 
-func searchReplaceConfig(cfg *yaml.RNode) (*searchReplace, error) {
-	k := kindOf(cfg)
-	if !k.isConfigMap() {
-		return nil, fmt.Errorf("functionConfig: expected a ConfigMap with by-* and put-* data, got kind %s", k)
-	}
-	data, err := stringMap(cfg, "data")
-	if err != nil {
-		return nil, err
-	}
-	sr := &searchReplace{}
+// Apply runs search-replace on items and returns its per-field results
+// and the number of fields it matched. Each call counts on its own, so
+// pieces of one package may be handled concurrently.
+func (sr *Replacer) Apply(items []*yaml.RNode) (fn.Results, int, error) {
+	run := *sr
+	run.results, run.count = nil, 0
+	err := run.apply(items)
+	return run.results, run.count, err
+}
+
+// Mutates reports whether the configuration changes fields (put-value or
+// put-comment) rather than only matching them.
+func (sr *Replacer) Mutates() bool { return sr.mutate }
+
+// New reads the data of search-replace's ConfigMap.
+func New(data map[string]string) (*Replacer, error) {
+	var err error
+	sr := &Replacer{}
 	for key, v := range data {
 		switch key {
 		case byValue:
@@ -105,7 +118,7 @@ func searchReplaceConfig(cfg *yaml.RNode) (*searchReplace, error) {
 }
 
 // putsByPath: an absolute path and a value, nothing to search for.
-func (sr *searchReplace) putsByPath() bool {
+func (sr *Replacer) putsByPath() bool {
 	if sr.putValue == "" || sr.byValue != "" || sr.byValueRegex != "" || sr.byPath == "" || strings.Contains(sr.byPath, "[") {
 		return false
 	}
@@ -117,7 +130,7 @@ func (sr *searchReplace) putsByPath() bool {
 	return true
 }
 
-func (sr *searchReplace) putByPath(it *yaml.RNode) error {
+func (sr *Replacer) putByPath(it *yaml.RNode) error {
 	parent, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, sr.pattern[:len(sr.pattern)-1]...))
 	if err != nil {
 		return fmt.Errorf("%s %s: %s: %w", it.GetKind(), it.GetName(), sr.byPath, err)
@@ -141,7 +154,7 @@ func (sr *searchReplace) putByPath(it *yaml.RNode) error {
 	return nil
 }
 
-func (sr *searchReplace) record(fieldPath, value string) {
+func (sr *Replacer) record(fieldPath, value string) {
 	msg := fmt.Sprintf("Matched field value %q", value)
 	if sr.mutate {
 		msg = fmt.Sprintf("Mutated field value to %q", value)
@@ -156,7 +169,7 @@ func (sr *searchReplace) record(fieldPath, value string) {
 
 // walk visits every field; elems is the field path so far, one element per
 // map key, with list indices attached to their key as in "containers[0]".
-func (sr *searchReplace) walk(n *yaml.Node, elems []string, key string) error {
+func (sr *Replacer) walk(n *yaml.Node, elems []string, key string) error {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -196,16 +209,10 @@ func isKptAnnotation(elems []string, key string) bool {
 	if len(elems) != 2 || elems[0] != "metadata" || elems[1] != "annotations" {
 		return false
 	}
-	switch key {
-	case kioutil.PathAnnotation, kioutil.IndexAnnotation, kioutil.IdAnnotation, kioutil.SeqIndentAnnotation,
-		kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation,
-		kioutil.InternalAnnotationsMigrationResourceIDAnnotation:
-		return true
-	}
-	return false
+	return resourcelist.IsBookkeeping(key)
 }
 
-func (sr *searchReplace) visitScalar(n *yaml.Node, elems []string) error {
+func (sr *Replacer) visitScalar(n *yaml.Node, elems []string) error {
 	pathOK := sr.pathMatch(elems)
 	valueOK := (sr.byValue != "" && sr.byValue == n.Value) || (sr.regex != nil && sr.regex.MatchString(n.Value))
 	if !((valueOK && pathOK) || (valueOK && sr.byPath == "") || (pathOK && sr.byValue == "" && sr.byValueRegex == "")) {
@@ -231,7 +238,7 @@ func (sr *searchReplace) visitScalar(n *yaml.Node, elems []string) error {
 
 // commentSequence puts the comment on the key of a matched list, where a
 // setter comment for a list lives.
-func (sr *searchReplace) commentSequence(k, v *yaml.Node, elems []string) error {
+func (sr *Replacer) commentSequence(k, v *yaml.Node, elems []string) error {
 	k.LineComment = sr.putComment
 	v.Style = yaml.FoldedStyle
 	vals := make([]string, 0, len(v.Content))
@@ -243,7 +250,7 @@ func (sr *searchReplace) commentSequence(k, v *yaml.Node, elems []string) error 
 }
 
 // resolve fills ${N} in a put- pattern from the by-value-regex capture groups.
-func (sr *searchReplace) resolve(value, pattern string) (string, error) {
+func (sr *Replacer) resolve(value, pattern string) (string, error) {
 	if sr.regex == nil {
 		return pattern, nil
 	}
@@ -261,7 +268,7 @@ func (sr *searchReplace) resolve(value, pattern string) (string, error) {
 
 // pathMatch matches a field path against by-path, where "*" is one element,
 // "**" any number of elements, and "name[*]" any index of a list.
-func (sr *searchReplace) pathMatch(elems []string) bool {
+func (sr *Replacer) pathMatch(elems []string) bool {
 	if sr.pattern == nil || len(elems) == 0 {
 		return false
 	}

@@ -1,4 +1,8 @@
-package builtins
+// Package resourcelist is the KRM function wire format the built-ins run
+// on: a ResourceList decoded so that untouched items are written back byte
+// for byte, catalog SDK processors run on its items in place, and the
+// presentation (comments, field order) of items a function rebuilt restored.
+package resourcelist
 
 import (
 	"bytes"
@@ -13,21 +17,23 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// resourceList is the decoded wire ResourceList a built-in works on. Items are
+// List is the decoded wire ResourceList a built-in works on. Items are
 // plain kyaml nodes so every implementation (kyaml filters, the fn SDK, the
 // kustomize filters) can share them without another parse.
-type resourceList struct {
-	apiVersion string
-	kind       string
-	items      []*yaml.RNode
-	// functionConfig is nil when the input had none (kpt render without config).
-	functionConfig *yaml.RNode
-	// results are the results of this run only; kpt collects them per function.
-	results fn.Results
-	// ctx bounds the run of a function that may not end by itself (starlark).
-	ctx context.Context
-	// maxSteps bounds a starlark script; 0 for the default.
-	maxSteps uint64
+type List struct {
+	// APIVersion and Kind are the ResourceList's own.
+	APIVersion string
+	Kind       string
+	// Items are the resources, in order.
+	Items []*yaml.RNode
+	// FunctionConfig is nil when the input had none (kpt render without config).
+	FunctionConfig *yaml.RNode
+	// Results are the results of this run only; kpt collects them per function.
+	Results fn.Results
+	// Ctx bounds the run of a function that may not end by itself (starlark).
+	Ctx context.Context
+	// MaxSteps bounds a starlark script; 0 for the default.
+	MaxSteps uint64
 
 	// originals remembers each input item's wire bytes and fingerprint, so an
 	// item the function did not touch is written back byte for byte instead of
@@ -36,7 +42,7 @@ type resourceList struct {
 	seed      maphash.Seed
 
 	// raw holds input items left unparsed because the function cannot
-	// change them (see Function.skip); slots then gives the output order,
+	// change them (see SkipFunc); slots then gives the output order,
 	// an index into items, or -1-i for raw[i].
 	raw   [][]byte
 	slots []int
@@ -47,16 +53,16 @@ type original struct {
 	sum   uint64
 }
 
-// skipFunc, given the functionConfig, returns a test that is true for an
+// SkipFunc, given the functionConfig, returns a test that is true for an
 // item's wire bytes only when the function certainly leaves that item alone.
-type skipFunc func(config *yaml.RNode) func(chunk []byte) bool
+type SkipFunc func(config *yaml.RNode) func(chunk []byte) bool
 
-// decodeResourceList parses a wire ResourceList. The common kpt layout (block
+// Decode parses a wire ResourceList. The common kpt layout (block
 // style, one "items:" key at column 0) is split textually into one chunk per
 // item, so that items skip says are irrelevant need not be parsed at all and
 // untouched items can be written back verbatim; anything unusual falls back
 // to one full parse.
-func decodeResourceList(data []byte, skip skipFunc) (*resourceList, error) {
+func Decode(data []byte, skip SkipFunc) (*List, error) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	}
@@ -66,7 +72,7 @@ func decodeResourceList(data []byte, skip skipFunc) (*resourceList, error) {
 	return decodeWhole(data)
 }
 
-func decodeWhole(data []byte) (*resourceList, error) {
+func decodeWhole(data []byte) (*List, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -84,37 +90,37 @@ func decodeWhole(data []byte) (*resourceList, error) {
 	}
 	if items := yaml.NewRNode(root).Field("items"); items != nil && items.Value.YNode().Kind == yaml.SequenceNode {
 		for _, n := range items.Value.YNode().Content {
-			rl.items = append(rl.items, yaml.NewRNode(n))
+			rl.Items = append(rl.Items, yaml.NewRNode(n))
 		}
 	}
 	return rl, nil
 }
 
 // headerFrom validates the ResourceList mapping and takes everything but the items from it.
-func headerFrom(root *yaml.Node) (*resourceList, error) {
+func headerFrom(root *yaml.Node) (*List, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errors.New("input is not a ResourceList mapping")
 	}
 	rn := yaml.NewRNode(root)
-	rl := &resourceList{apiVersion: kio.ResourceListAPIVersion, kind: kio.ResourceListKind, seed: maphash.MakeSeed()}
+	rl := &List{APIVersion: kio.ResourceListAPIVersion, Kind: kio.ResourceListKind, seed: maphash.MakeSeed()}
 	if f := rn.Field("kind"); f != nil {
-		rl.kind = f.Value.YNode().Value
+		rl.Kind = f.Value.YNode().Value
 	}
-	if rl.kind != kio.ResourceListKind {
-		return nil, fmt.Errorf("input was of unexpected kind %q; expected ResourceList", rl.kind)
+	if rl.Kind != kio.ResourceListKind {
+		return nil, fmt.Errorf("input was of unexpected kind %q; expected ResourceList", rl.Kind)
 	}
 	if f := rn.Field("apiVersion"); f != nil && f.Value.YNode().Value != "" {
-		rl.apiVersion = f.Value.YNode().Value
+		rl.APIVersion = f.Value.YNode().Value
 	}
 	if f := rn.Field("functionConfig"); f != nil && f.Value.YNode().Kind == yaml.MappingNode {
-		rl.functionConfig = f.Value
+		rl.FunctionConfig = f.Value
 	}
 	return rl, nil
 }
 
-// decodeSplit is the fast path of decodeResourceList; ok is false when the
+// decodeSplit is the fast path of Decode; ok is false when the
 // input is not in the layout it understands.
-func decodeSplit(data []byte, skip skipFunc) (*resourceList, bool) {
+func decodeSplit(data []byte, skip SkipFunc) (*List, bool) {
 	rest, chunks, ok := splitItems(data)
 	if !ok {
 		return nil, false
@@ -132,9 +138,9 @@ func decodeSplit(data []byte, skip skipFunc) (*resourceList, bool) {
 	}
 	var skips func([]byte) bool
 	if skip != nil {
-		skips = skip(rl.functionConfig)
+		skips = skip(rl.FunctionConfig)
 	}
-	rl.items = make([]*yaml.RNode, 0, len(chunks))
+	rl.Items = make([]*yaml.RNode, 0, len(chunks))
 	rl.originals = make(map[*yaml.Node]original, len(chunks))
 	if skips != nil {
 		rl.slots = make([]int, 0, len(chunks))
@@ -152,9 +158,9 @@ func decodeSplit(data []byte, skip skipFunc) (*resourceList, bool) {
 			return nil, false
 		}
 		if rl.slots != nil {
-			rl.slots = append(rl.slots, len(rl.items))
+			rl.slots = append(rl.slots, len(rl.Items))
 		}
-		rl.items = append(rl.items, yaml.NewRNode(n))
+		rl.Items = append(rl.Items, yaml.NewRNode(n))
 		rl.originals[n] = original{chunk: c, sum: rl.fingerprint(&h, n)}
 	}
 	return rl, true
@@ -290,7 +296,7 @@ func hasComments(n *yaml.Node) bool {
 }
 
 // fingerprint hashes everything about a tree that affects its encoding.
-func (rl *resourceList) fingerprint(h *maphash.Hash, n *yaml.Node) uint64 {
+func (rl *List) fingerprint(h *maphash.Hash, n *yaml.Node) uint64 {
 	h.Reset()
 	hashNode(h, n)
 	return h.Sum64()
@@ -314,15 +320,15 @@ func hashNode(h *maphash.Hash, n *yaml.Node) {
 	_ = h.WriteByte(1)
 }
 
-// encode writes the ResourceList in the layout kpt's kio.ByteWriter uses:
+// Encode writes the ResourceList in the layout kpt's kio.ByteWriter uses:
 // apiVersion, kind, items, functionConfig, results.
-func (rl *resourceList) encode(w io.Writer) error {
+func (rl *List) Encode(w io.Writer) error {
 	var out bytes.Buffer
-	head := mapping("apiVersion", scalar(rl.apiVersion), "kind", scalar(rl.kind))
+	head := mapping("apiVersion", scalar(rl.APIVersion), "kind", scalar(rl.Kind))
 	if err := encodeDoc(&out, head); err != nil {
 		return err
 	}
-	if len(rl.items) == 0 && len(rl.raw) == 0 {
+	if len(rl.Items) == 0 && len(rl.raw) == 0 {
 		out.WriteString("items: []\n")
 	} else {
 		out.WriteString("items:\n")
@@ -335,11 +341,11 @@ func (rl *resourceList) encode(w io.Writer) error {
 		}
 	}
 	var tail []*yaml.Node
-	if rl.functionConfig != nil {
-		tail = append(tail, scalar("functionConfig"), rl.functionConfig.YNode())
+	if rl.FunctionConfig != nil {
+		tail = append(tail, scalar("functionConfig"), rl.FunctionConfig.YNode())
 	}
-	if len(rl.results) > 0 {
-		tail = append(tail, scalar("results"), resultsNode(rl.results))
+	if len(rl.Results) > 0 {
+		tail = append(tail, scalar("results"), resultsNode(rl.Results))
 	}
 	if len(tail) > 0 {
 		if err := encodeDoc(&out, &yaml.Node{Kind: yaml.MappingNode, Content: tail}); err != nil {
@@ -353,7 +359,7 @@ func (rl *resourceList) encode(w io.Writer) error {
 // encodeItems encodes each item as a one-element sequence document, which
 // yields exactly the bytes the item has inside the items list. Encoding
 // items separately also keeps yaml.v3's per-document event buffer small.
-func (rl *resourceList) encodeItems() ([][]byte, error) {
+func (rl *List) encodeItems() ([][]byte, error) {
 	var h maphash.Hash
 	h.SetSeed(rl.seed)
 	encodeOne := func(n *yaml.Node) ([]byte, error) {
@@ -365,8 +371,8 @@ func (rl *resourceList) encodeItems() ([][]byte, error) {
 		return b.Bytes(), err
 	}
 	if rl.slots == nil {
-		parts := make([][]byte, len(rl.items))
-		for i, it := range rl.items {
+		parts := make([][]byte, len(rl.Items))
+		for i, it := range rl.Items {
 			var err error
 			if parts[i], err = encodeOne(it.YNode()); err != nil {
 				return nil, err
@@ -381,7 +387,7 @@ func (rl *resourceList) encodeItems() ([][]byte, error) {
 			continue
 		}
 		var err error
-		if parts[i], err = encodeOne(rl.items[s].YNode()); err != nil {
+		if parts[i], err = encodeOne(rl.Items[s].YNode()); err != nil {
 			return nil, err
 		}
 	}
@@ -457,3 +463,8 @@ func resultsNode(results fn.Results) *yaml.Node {
 	}
 	return seq
 }
+
+// Partial reports whether some input items were left unparsed (see
+// SkipFunc): a function may then edit items but not add, drop or reorder
+// them.
+func (rl *List) Partial() bool { return rl.slots != nil }
