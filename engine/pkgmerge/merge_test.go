@@ -1,4 +1,4 @@
-package pkgmerge_test
+package pkgmerge
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/pkgmerge"
 )
 
 // TestResourceMergeMatchesKpt runs kpt's own ResourceMergeUpdater and
@@ -50,11 +49,11 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		o2, u2, l2 := write("o2", origin), write("u2", updated), write("kptbot", local)
 		// kpt's update command adds merge comments to the three trees on
 		// disk first; kptbot adds them to what it parses.
-		if err := pkgmerge.AddMergeCommentsToDirs(o1, u1, l1); err != nil {
+		if err := AddMergeCommentsToDirs(o1, u1, l1); err != nil {
 			t.Fatal(err)
 		}
 		err1 := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
-		_, err2 := pkgmerge.ResourceMerge(l2, u2, o2, true, nil)
+		_, err2 := ResourceMerge(l2, u2, o2, true, nil)
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("seed %d: kpt error %v, kptbot error %v", seed, err1, err2)
 		}
@@ -116,9 +115,9 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 	}
 	quick := 0
 	for _, d := range docs {
-		want, werr := pkgmerge.SlowMergeKey(yaml.MustParse(d))
+		want, werr := slowMergeKey(yaml.MustParse(d))
 		n := yaml.MustParse(d)
-		got, ok := pkgmerge.QuickMergeKey(n)
+		got, ok := quickMergeKey(n)
 		if !ok {
 			continue
 		}
@@ -136,8 +135,8 @@ func TestQuickMergeKeyMatchesKyaml(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range nodes {
-			got, ok := pkgmerge.QuickMergeKey(n)
-			want, err := pkgmerge.SlowMergeKey(n.Copy())
+			got, ok := quickMergeKey(n)
+			want, err := slowMergeKey(n.Copy())
 			if !ok || err != nil || got != want {
 				t.Fatalf("%s: quick key %q (answered %v), kyaml's %q (error %v)", n.MustString(), got, ok, want, err)
 			}
@@ -171,9 +170,9 @@ func TestMergeErrorsAsKpt(t *testing.T) {
 			write := treeWriter(t, t.TempDir())
 			o1, u1, l1 := write("o1", origin), write("u1", updated), write("l1", local)
 			o2, u2, l2 := write("o2", origin), write("u2", updated), write("l2", local)
-			_ = pkgmerge.AddMergeCommentsToDirs(o1, u1, l1)
+			_ = AddMergeCommentsToDirs(o1, u1, l1)
 			kerr := update.GetUpdater("resource-merge").Update(updatetypes.Options{RelPackagePath: ".", LocalPath: l1, UpdatedPath: u1, OriginPath: o1, IsRoot: true})
-			_, err := pkgmerge.ResourceMerge(l2, u2, o2, true, nil)
+			_, err := ResourceMerge(l2, u2, o2, true, nil)
 			if kerr == nil || err == nil {
 				t.Fatalf("kpt error %v, kptbot error %v: both must fail", kerr, err)
 			}

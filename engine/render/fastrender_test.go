@@ -1,4 +1,4 @@
-package render_test
+package render
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/render"
 )
 
 // TestFastRenderMatchesKpt renders every render golden case, and a
@@ -20,8 +19,8 @@ func TestFastRenderMatchesKpt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			fast, ferr := render.RenderTree(ctx, in, render.RenderOptions{})
-			kpt, kerr := render.RenderTree(ctx, in, render.RenderOptions{KptOnly: true})
+			fast, ferr := RenderTree(ctx, in, RenderOptions{})
+			kpt, kerr := RenderTree(ctx, in, RenderOptions{KptOnly: true})
 			if (ferr == nil) != (kerr == nil) {
 				t.Fatalf("fast error %v, kpt error %v", ferr, kerr)
 			}

@@ -81,7 +81,7 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 		return nil, err
 	}
 	if !opts.KptOnly && !opts.WholeList {
-		out, results, ok, err := StreamRender(ctx, in, opts)
+		out, results, ok, err := streamRender(ctx, in, opts)
 		if err != nil {
 			return nil, err
 		}

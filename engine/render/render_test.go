@@ -1,4 +1,4 @@
-package render_test
+package render
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/render"
 )
 
 // renderCase is testdata/render/<case>/case.yaml (optional).
@@ -41,7 +40,7 @@ func TestRenderGolden(t *testing.T) {
 			if err := in.Write(dir); err != nil {
 				t.Fatal(err)
 			}
-			res, err := render.Render(context.Background(), dir, render.RenderOptions{Runtimes: render.Runtimes{AllowExec: c.AllowExec}})
+			res, err := Render(context.Background(), dir, RenderOptions{Runtimes: Runtimes{AllowExec: c.AllowExec}})
 			if err != nil {
 				enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
 				after, rerr := kptpkg.ReadTree(dir)
@@ -56,7 +55,7 @@ func TestRenderGolden(t *testing.T) {
 				if len(added)+len(removed) > 0 || (len(modified) > 0 && !(len(modified) == 1 && modified[0] == kptpkg.KptfileName)) {
 					t.Errorf("failed render changed the package: added %v removed %v modified %v", added, removed, modified)
 				}
-				var re *render.RenderError
+				var re *RenderError
 				if errors.As(err, &re) {
 					// The Rendered condition and the render status kpt records.
 					enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])

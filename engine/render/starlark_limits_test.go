@@ -1,4 +1,4 @@
-package render_test
+package render
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/render"
 )
 
 // starlarkPackage is a package whose pipeline runs the starlark source.
@@ -53,11 +52,11 @@ func TestStarlarkScriptIsBounded(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			_, err := render.RenderTree(ctx, starlarkPackage(tt.source), render.RenderOptions{})
+			_, err := RenderTree(ctx, starlarkPackage(tt.source), RenderOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("render = %v, want an error containing %q", err, tt.want)
 			}
-			var re *render.RenderError
+			var re *RenderError
 			if !errors.As(err, &re) {
 				t.Errorf("error is not a RenderError: %T", err)
 			}
@@ -70,7 +69,7 @@ func TestStarlarkScriptIsBounded(t *testing.T) {
 func TestStarlarkSeesNoProcessEnvironment(t *testing.T) {
 	t.Setenv("KPTBOT_TEST_SECRET", "s3cr3t")
 	src := "for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['data']['env'] = str(len(ctx.environment)) + ':' + ctx.environment.get('KPTBOT_TEST_SECRET', 'unset')"
-	res, err := render.RenderTree(context.Background(), starlarkPackage(src), render.RenderOptions{})
+	res, err := RenderTree(context.Background(), starlarkPackage(src), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestStarlarkCancelledByContextWhileOthersRun(t *testing.T) {
 	defer cancelA()
 	errA := make(chan error, 1)
 	go func() {
-		_, err := render.RenderTree(ctxA, starlarkPackage("def f():\n  while True:\n    pass\nf()"), render.RenderOptions{StarlarkMaxSteps: math.MaxUint64})
+		_, err := RenderTree(ctxA, starlarkPackage("def f():\n  while True:\n    pass\nf()"), RenderOptions{StarlarkMaxSteps: math.MaxUint64})
 		errA <- err
 	}()
 	// Give A time to reach its loop (not a timing assertion: if A has not
@@ -98,7 +97,7 @@ func TestStarlarkCancelledByContextWhileOthersRun(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	ctxB, cancelB := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancelB()
-	res, err := render.RenderTree(ctxB, starlarkPackage("for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['metadata']['name'] = 'renamed'"), render.RenderOptions{})
+	res, err := RenderTree(ctxB, starlarkPackage("for r in ctx.resource_list['items']:\n  if r['kind'] == 'ConfigMap': r['metadata']['name'] = 'renamed'"), RenderOptions{})
 	if err != nil {
 		t.Fatalf("render B: %v", err)
 	}

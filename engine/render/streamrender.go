@@ -24,7 +24,7 @@ import (
 // whole-list render (which also reports any error exactly as kpt does).
 var errFallBack = errors.New("render needs the whole package in memory")
 
-// StreamRender renders a package whose pipelines are made only of
+// streamRender renders a package whose pipelines are made only of
 // built-ins that stream (builtins.Stream: set-namespace, set-labels,
 // set-annotations, set-image, search-replace, apply-setters, each
 // changing every resource on its own; and apply-replacements, given its
@@ -47,7 +47,7 @@ var errFallBack = errors.New("render needs the whole package in memory")
 // file, or any failure (the whole-list render then reports it exactly).
 // TestStreamRenderMatchesHydrator holds the two to the same bytes and
 // results.
-func StreamRender(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (out kptpkg.Tree, results *fnresult.ResultList, ok bool, err error) {
+func streamRender(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (out kptpkg.Tree, results *fnresult.ResultList, ok bool, err error) {
 	s, ok := newStreamRender(in, opts)
 	if !ok {
 		return nil, nil, false, nil

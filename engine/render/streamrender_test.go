@@ -1,4 +1,4 @@
-package render_test
+package render
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/render"
 )
 
 // streamCases are packages written to exercise the streamed render: a
@@ -346,7 +345,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			out, results, ok, err := render.StreamRender(ctx, in, render.RenderOptions{})
+			out, results, ok, err := streamRender(ctx, in, RenderOptions{})
 			if err != nil {
 				t.Fatalf("streamRender: %v", err)
 			}
@@ -359,7 +358,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if !ok {
 				return
 			}
-			whole, werr := render.RenderTree(ctx, in, render.RenderOptions{WholeList: true})
+			whole, werr := RenderTree(ctx, in, RenderOptions{WholeList: true})
 			if werr != nil {
 				t.Fatalf("streamed a package the whole-list render fails: %v", werr)
 			}
@@ -386,7 +385,7 @@ func TestStreamRenderRandom(t *testing.T) {
 	for seed := int64(1); seed <= 300; seed++ {
 		in := randomPackage(rand.New(rand.NewSource(seed)))
 		ctx := context.Background()
-		out, results, ok, err := render.StreamRender(ctx, in, render.RenderOptions{})
+		out, results, ok, err := streamRender(ctx, in, RenderOptions{})
 		if err != nil {
 			t.Fatalf("seed %d: streamRender: %v", seed, err)
 		}
@@ -400,7 +399,7 @@ func TestStreamRenderRandom(t *testing.T) {
 				break
 			}
 		}
-		whole, werr := render.RenderTree(ctx, in, render.RenderOptions{WholeList: true})
+		whole, werr := RenderTree(ctx, in, RenderOptions{WholeList: true})
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
 		}
@@ -426,9 +425,9 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 	for seed := int64(1); seed <= 60; seed++ {
 		in := randomPackage(rand.New(rand.NewSource(seed)))
 		ctx := context.Background()
-		kpt, kerr := render.RenderTree(ctx, in, render.RenderOptions{KptOnly: true})
-		for _, opts := range []render.RenderOptions{{}, {WholeList: true}} {
-			fast, ferr := render.RenderTree(ctx, in, opts)
+		kpt, kerr := RenderTree(ctx, in, RenderOptions{KptOnly: true})
+		for _, opts := range []RenderOptions{{}, {WholeList: true}} {
+			fast, ferr := RenderTree(ctx, in, opts)
 			if (ferr == nil) != (kerr == nil) {
 				t.Fatalf("seed %d, %+v: kptbot error %v, kpt error %v", seed, opts, ferr, kerr)
 			}
