@@ -245,3 +245,38 @@ func TestReconcileHonoursUpdatePolicy(t *testing.T) {
 		}
 	})
 }
+
+// The CEL variable upstream of a PackageVariantSet exposes the upstream
+// package's labels and annotations (basens v4's Kptfile has test-label
+// and test-annotation), as Porch's upstream package revision does.
+func TestReconcileSetSeesUpstreamLabelsAndAnnotations(t *testing.T) {
+	t.Parallel()
+	up := strings.TrimSuffix(gitfixture.Blueprints(t), ".git")
+	cfg := `apiVersion: kptbot.dev/v1alpha1
+kind: Repository
+metadata: {name: edge-7}
+spec: {updatePolicy: draft}
+---
+apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata: {name: edge-ns}
+spec:
+  upstream: {repo: UPSTREAM, package: basens, revision: v4}
+  targets:
+    - repositories: [{name: edge-7}]
+      template:
+        labelExprs: [{key: from-upstream, valueExpr: "upstream.labels['test-label']"}]
+        annotationExprs: [{key: upstream-annotated, valueExpr: "upstream.annotations['test-annotation'] + '-' + upstream.name"}]
+`
+	bare := downstreamRepo(t, up, cfg)
+	plan := run(t, bare, false)
+	if kinds(plan) != "create-draft" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	kf := gitfixture.Git(t, bare, "show", "drafts/basens/"+plan[0].Workspace+":basens/Kptfile")
+	for _, want := range []string{"from-upstream: test-value", "upstream-annotated: true-basens"} {
+		if !strings.Contains(kf, want) {
+			t.Errorf("Kptfile lacks %q:\n%s", want, kf)
+		}
+	}
+}

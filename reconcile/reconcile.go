@@ -93,7 +93,7 @@ func Run(ctx context.Context, store *gitstore.Store, branch string, opts Options
 	if err := r.load(ctx, opts); err != nil {
 		return nil, err
 	}
-	variants, err := r.variants()
+	variants, err := r.variants(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -237,13 +237,19 @@ func (r *reconciler) revisions(ctx context.Context) ([]variant.Revision, error) 
 // variants are the repository's PackageVariants plus those its
 // PackageVariantSets generate for this repository (a set's targets name
 // the repository by its Repository metadata.name, or select it by its
-// metadata.labels).
-func (r *reconciler) variants() ([]config.PackageVariant, error) {
+// metadata.labels; the CEL variable upstream carries the upstream
+// package's Kptfile labels and annotations, as Porch's upstream package
+// revision does).
+func (r *reconciler) variants(ctx context.Context) ([]config.PackageVariant, error) {
 	out := append([]config.PackageVariant(nil), r.cfg.Variants...)
 	self := config.Object{Name: r.cfg.Repository.Metadata.Name, Labels: r.cfg.Repository.Metadata.Labels}
 	for _, set := range r.cfg.Sets {
+		up, err := variant.UpstreamObject(ctx, r.upstreams, set.Spec.Upstream)
+		if err != nil {
+			return nil, fmt.Errorf("PackageVariantSet %s: %w", set.Metadata.Name, err)
+		}
 		generated, err := config.Expand(set, config.ExpandInput{
-			Upstream:     config.Object{Name: set.Spec.Upstream.Package},
+			Upstream:     up,
 			Repositories: []config.Object{self},
 		})
 		if err != nil {

@@ -1,9 +1,12 @@
 package variant
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -35,4 +38,27 @@ func WorkspaceRevision(pkg, ws string, tags []Tagged, message func(commit string
 		return "", fmt.Errorf("upstream.workspaceName %q: no published revision of %s was made in that workspace (no tag %s/v<N> whose commit's kpt trailer names it)", ws, pkg, pkg)
 	}
 	return porch.RevisionName(best), nil
+}
+
+// UpstreamObject is a PackageVariantSet's CEL variable upstream, as
+// Porch's (the upstream package revision: name, labels, annotations):
+// the package's name and its Kptfile's metadata.labels and annotations at
+// the revision the set follows.
+func UpstreamObject(ctx context.Context, r Resolver, up *config.Upstream) (config.Object, error) {
+	pkg := strings.Trim(up.Package, "/")
+	obj := config.Object{Name: up.Package}
+	rev, err := r.Latest(ctx, up)
+	if err != nil {
+		return obj, fmt.Errorf("resolving the upstream for the CEL variable upstream: %w", err)
+	}
+	files, _, err := r.Fetch(ctx, up.Repo, "/"+pkg, rev)
+	if err != nil {
+		return obj, fmt.Errorf("reading the upstream %s for the CEL variable upstream: %w", UpstreamName(up, rev), err)
+	}
+	kf, err := kptpkg.DecodeKptfile(pkg+"/"+kptpkg.KptfileName, files[kptpkg.KptfileName])
+	if err != nil {
+		return obj, fmt.Errorf("the CEL variable upstream: %w", err)
+	}
+	obj.Labels, obj.Annotations = kf.Labels, kf.Annotations
+	return obj, nil
 }
