@@ -8,98 +8,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kptbot/kptbot/check"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/review"
 )
-
-// approval is one approver's latest word on a change.
-type approval struct {
-	login string
-	sha   string
-}
 
 // verdict is the approval count for a change's head.
 type verdict struct {
 	valid []string
 	// stale are approvals of an earlier head whose change differs.
-	stale []approval
+	stale []review.Approval
 	// refused explains approvals that do not count (author, requester,
 	// pusher, not an approver).
 	refused []string
-}
-
-// word is one person's say on a change, from a review or a command.
-type word struct {
-	login  string
-	sha    string
-	at     time.Time
-	revoke bool
-}
-
-// latestApprovals orders reviews and /kptbot approve commands by the
-// forge's time and keeps each person's latest word: an approval counts
-// until the same person's later changes-requested or dismissed review.
-// A review without a time is taken as the newest word and a command
-// approval without one as the oldest, so a missing time never revives an
-// approval. The result is in first-approval order.
-func latestApprovals(reviews []forge.Review, cmds []stateApproval) []approval {
-	var words []word
-	for _, a := range cmds {
-		words = append(words, word{login: a.By, sha: a.SHA, at: a.At})
-	}
-	nCmds := len(words)
-	for _, rv := range reviews {
-		switch rv.State {
-		case forge.ReviewApproved:
-			words = append(words, word{login: rv.Reviewer.Login, sha: rv.CommitSHA, at: rv.SubmittedAt})
-		case forge.ReviewChangesRequested, forge.ReviewDismissed:
-			words = append(words, word{login: rv.Reviewer.Login, at: rv.SubmittedAt, revoke: true})
-		}
-	}
-	rank := func(i int) (int, time.Time) {
-		switch {
-		case words[i].at.IsZero() && i < nCmds:
-			return 0, time.Time{}
-		case words[i].at.IsZero():
-			return 2, time.Time{}
-		}
-		return 1, words[i].at
-	}
-	idx := make([]int, len(words))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ra, ta := rank(idx[a])
-		rb, tb := rank(idx[b])
-		if ra != rb {
-			return ra < rb
-		}
-		return ta.Before(tb)
-	})
-	latest := map[string]*approval{}
-	var order []string
-	for _, i := range idx {
-		wd := words[i]
-		key := strings.ToLower(wd.login)
-		if wd.revoke {
-			delete(latest, key)
-			continue
-		}
-		if _, ok := latest[key]; !ok {
-			order = append(order, key)
-		}
-		latest[key] = &approval{login: wd.login, sha: wd.sha}
-	}
-	var out []approval
-	seen := map[string]bool{}
-	for _, k := range order {
-		if a := latest[k]; a != nil && !seen[k] {
-			seen[k] = true
-			out = append(out, *a)
-		}
-	}
-	return out
 }
 
 // approvals collects the latest word of each reviewer (reviews on the
@@ -114,30 +36,30 @@ func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
 	var v verdict
 	rules := rc.spec.Approvals
 	authorMay := rules != nil && rules.AllowAuthor
-	for _, a := range latestApprovals(reviews, w.st.Approvals) {
+	for _, a := range review.Latest(reviews, w.st.Approvals) {
 		switch {
-		case sameLogin(a.login, b.login(rc.repo.Forge)):
+		case sameLogin(a.Login, b.login(rc.repo.Forge)):
 			continue
-		case sameLogin(a.login, ch.Author.Login) && !authorMay:
-			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.login))
+		case sameLogin(a.Login, ch.Author.Login) && !authorMay:
+			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.Login))
 			continue
-		case w.st.requested(a.login) && !authorMay:
-			v.refused = append(v.refused, fmt.Sprintf("@%s requested the change by command, which makes them its author", a.login))
+		case w.st.Requested(a.Login) && !authorMay:
+			v.refused = append(v.refused, fmt.Sprintf("@%s requested the change by command, which makes them its author", a.Login))
 			continue
-		case sameLogin(a.login, w.st.Pushers[ch.HeadSHA]):
-			v.refused = append(v.refused, fmt.Sprintf("@%s pushed the head commit", a.login))
+		case sameLogin(a.Login, w.st.Pushers[ch.HeadSHA]):
+			v.refused = append(v.refused, fmt.Sprintf("@%s pushed the head commit", a.Login))
 			continue
 		}
-		ok, err := b.mayApprove(ctx, rc, a.login)
+		ok, err := b.mayApprove(ctx, rc, a.Login)
 		if err != nil {
 			return v, err
 		}
 		if !ok {
-			v.refused = append(v.refused, fmt.Sprintf("@%s is not an approver", a.login))
+			v.refused = append(v.refused, fmt.Sprintf("@%s is not an approver", a.Login))
 			continue
 		}
-		if a.sha != "" && (a.sha == ch.HeadSHA || (w.st.Digests[a.sha] != "" && w.st.Digests[a.sha] == w.st.Digests[ch.HeadSHA])) {
-			v.valid = append(v.valid, a.login)
+		if a.SHA != "" && (a.SHA == ch.HeadSHA || (w.st.Digests[a.SHA] != "" && w.st.Digests[a.SHA] == w.st.Digests[ch.HeadSHA])) {
+			v.valid = append(v.valid, a.Login)
 			continue
 		}
 		v.stale = append(v.stale, a)
@@ -189,16 +111,16 @@ func (b *Bot) evaluate(ctx context.Context, w *work) error {
 	}
 	w.refused = v.refused
 	for _, a := range v.stale {
-		if !w.st.notice("stale:" + strings.ToLower(a.login) + "@" + a.sha + ">" + w.ch.HeadSHA) {
+		if !w.st.Notice("stale:" + strings.ToLower(a.Login) + "@" + a.SHA + ">" + w.ch.HeadSHA) {
 			continue
 		}
-		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and the change differs (its rendered output or the files it touches), so that approval no longer counts. Please review again.", a.login, short(a.sha), short(w.ch.HeadSHA))
+		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and the change differs (its rendered output or the files it touches), so that approval no longer counts. Please review again.", a.Login, short(a.SHA), short(w.ch.HeadSHA))
 		if err := b.reply(ctx, w.rc, w.ch.Number, msg); err != nil {
 			return err
 		}
 	}
 	for _, r := range w.results {
-		if !r.ok {
+		if !r.OK {
 			return nil // a failed render or guardrail blocks publish
 		}
 	}
@@ -206,13 +128,6 @@ func (b *Bot) evaluate(ctx context.Context, w *work) error {
 		return nil
 	}
 	return b.publish(ctx, w, v.valid)
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 func (b *Bot) reply(ctx context.Context, rc *repoCtx, number int, body string) error {
@@ -242,7 +157,7 @@ func (b *Bot) publish(ctx context.Context, w *work, approvers []string) error {
 			return b.afterClose(ctx, rc, ch.Number)
 		}
 		if errors.Is(err, forge.ErrNotMergeable) {
-			if w.st.notice("unmergeable:" + ch.HeadSHA + ":" + err.Error()) {
+			if w.st.Notice("unmergeable:" + ch.HeadSHA + ":" + err.Error()) {
 				return b.reply(ctx, rc, ch.Number, fmt.Sprintf("Approved, but the forge refused the merge: %s\n\nkptbot will try again on the next event or resync.", userText(err.Error())))
 			}
 			return nil
@@ -291,7 +206,7 @@ func (b *Bot) mergeWhenComputed(ctx context.Context, rc *repoCtx, ch forge.Chang
 
 // finishPublish tags the merge commit for each package and deletes the
 // branch; it is idempotent, so resync can call it after a crash.
-func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, approvers []string) error {
+func (b *Bot) finishPublish(ctx context.Context, w *work, results []check.Result, approvers []string) error {
 	rc, ch := w.rc, w.ch
 	var lines, published []string
 	defer func() {
@@ -305,26 +220,26 @@ func (b *Bot) finishPublish(ctx context.Context, w *work, results []pkgResult, a
 		}
 	}()
 	for _, r := range results {
-		if r.deleted {
-			lines = append(lines, fmt.Sprintf("- %s: deleted", code(r.name)))
+		if r.Deleted {
+			lines = append(lines, fmt.Sprintf("- %s: deleted", code(r.Name)))
 			continue
 		}
-		tag, created, err := b.ensureTag(ctx, rc, r.name, ch, approvers)
+		tag, created, err := b.ensureTag(ctx, rc, r.Name, ch, approvers)
 		if err != nil {
 			return err
 		}
 		if created {
-			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.name})
-			published = append(published, r.name)
+			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.Name})
+			published = append(published, r.Name)
 		}
-		lines = append(lines, fmt.Sprintf("- %s published as %s", code(r.name), code(tag)))
+		lines = append(lines, fmt.Sprintf("- %s published as %s", code(r.Name), code(tag)))
 	}
 	if !ch.FromFork {
 		if err := rc.f.DeleteBranch(ctx, rc.repo, ch.HeadRef, ch.HeadSHA); err != nil && !errors.Is(err, forge.ErrConflict) {
 			return err
 		}
 	}
-	if len(lines) == 0 || !w.st.notice("published:"+ch.MergeCommitSHA) {
+	if len(lines) == 0 || !w.st.Notice("published:"+ch.MergeCommitSHA) {
 		return nil
 	}
 	msg := fmt.Sprintf("Merged `%s` as `%s`.\n\n%s", short(ch.HeadSHA), short(ch.MergeCommitSHA), strings.Join(lines, "\n"))
@@ -417,20 +332,20 @@ func (b *Bot) afterClose(ctx context.Context, rc *repoCtx, number int) error {
 		return err
 	}
 	if len(v.valid) < b.minimum(rc) {
-		if w.st.notice("merged-unapproved:" + ch.HeadSHA) {
+		if w.st.Notice("merged-unapproved:" + ch.HeadSHA) {
 			if err := b.reply(ctx, rc, number, "This change was merged without the approvals kptbot.yaml requires for its head `"+short(ch.HeadSHA)+"`, so no package revision was published."); err != nil {
 				return err
 			}
 		}
 		return b.saveStatus(ctx, w, "")
 	}
-	results := make([]pkgResult, 0, len(w.st.Packages))
+	results := make([]check.Result, 0, len(w.st.Packages))
 	for _, p := range w.st.Packages {
 		snap, err := rc.f.ReadTree(ctx, rc.repo, ch.MergeCommitSHA, rc.pkgDir(p))
 		if err != nil {
 			return err
 		}
-		results = append(results, pkgResult{name: p, dir: rc.pkgDir(p), deleted: len(snap.Files) == 0, ok: true})
+		results = append(results, check.Result{Name: p, Dir: rc.pkgDir(p), Deleted: len(snap.Files) == 0, OK: true})
 	}
 	w.results = results
 	if err := b.finishPublish(ctx, w, results, v.valid); err != nil {

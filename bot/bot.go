@@ -18,16 +18,6 @@ import (
 	"github.com/kptbot/kptbot/forge/ratelimit"
 )
 
-// Policy is the server's function policy: what may run beyond the
-// built-in functions. A PR head's exec and container functions run only
-// when this allows them and the function is already on the default branch.
-type Policy struct {
-	AllowExec       bool
-	AllowContainers bool
-	// AllowedImages are container images allowed beyond the built-ins.
-	AllowedImages []string
-}
-
 // Options configures a Bot.
 type Options struct {
 	// Forges maps a forge name (forge.GitHub, forge.GitLab) to its adapter.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/check"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/review"
 )
 
 // Check names: one per package per head SHA, and one for kptbot.yaml.
@@ -42,12 +44,12 @@ func (b *Bot) onChange(ctx context.Context, ev forge.Event, out *Outcome) error 
 type work struct {
 	rc     *repoCtx
 	ch     forge.Change
-	status statusComment
+	status review.Status
 	// comments are the change's comments as listed when the status was
 	// loaded.
 	comments []forge.Comment
-	st       changeState
-	results  []pkgResult
+	st       review.State
+	results  []check.Result
 	// cfgChanged is set when the change edits kptbot.yaml.
 	cfgChanged bool
 	// refused says which approvals do not count, and why.
@@ -77,9 +79,9 @@ func (b *Bot) syncChange(ctx context.Context, rc *repoCtx, number int, ev forge.
 		if ev.Change != nil && ev.Change.HeadSHA != "" {
 			pushed = ev.Change.HeadSHA
 		}
-		w.st.recordPusher(pushed, ev.Sender.Login)
+		w.st.RecordPusher(pushed, ev.Sender.Login)
 	case ev.Kind == forge.EventChangeOpened:
-		w.st.recordPusher(ch.HeadSHA, ch.Author.Login)
+		w.st.RecordPusher(ch.HeadSHA, ch.Author.Login)
 	}
 	err = b.renderChange(forge.WithTreeLimits(ctx, b.treeLimits()), w)
 	if errors.Is(err, forge.ErrTreeTooLarge) {
@@ -148,7 +150,7 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	pkgs := rc.packagesIn(head.Files)
 	basePkgs := rc.packagesIn(base.Files)
 	touched := map[string]bool{}
-	for _, p := range changedPaths(base.Files, head.Files) {
+	for _, p := range check.ChangedPaths(base.Files, head.Files) {
 		if contains(b.configPaths(), p) {
 			w.cfgChanged = true
 		}
@@ -168,10 +170,10 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 			continue
 		}
 		delete(touched, d)
-		r := b.renderPackage(ctx, rc, d, sub(head.Files, d), sub(base.Files, d), sub(trusted.Files, d), ch.FromFork)
+		r := b.checker().Package(ctx, rc.spec.Guardrails, d, rc.pkgName(d), sub(head.Files, d), sub(base.Files, d), sub(trusted.Files, d), ch.FromFork)
 		w.results = append(w.results, r)
-		w.st.Packages = append(w.st.Packages, r.name)
-		rc.out.Problems = append(rc.out.Problems, r.problems...)
+		w.st.Packages = append(w.st.Packages, r.Name)
+		rc.out.Problems = append(rc.out.Problems, problems(rc.repo.FullName, r)...)
 		if err := b.reportCheck(ctx, w, r); err != nil {
 			return err
 		}
@@ -179,7 +181,7 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	if len(w.results) > 0 {
 		// An approval carries to another head only when both the rendered
 		// output and every changed path are the same.
-		w.st.recordDigest(ch.HeadSHA, combinedDigest(w.results)+"."+changeDigest(base.Files, head.Files))
+		w.st.RecordDigest(ch.HeadSHA, check.CombinedDigest(w.results)+"."+check.ChangeDigest(base.Files, head.Files))
 	}
 	return nil
 }
@@ -205,6 +207,20 @@ func (b *Bot) forkPoint(ctx context.Context, rc *repoCtx, ch forge.Change) strin
 	return base
 }
 
+// checker renders a change's packages under this bot's settings.
+func (b *Bot) checker() check.Checker {
+	return check.Checker{Functions: b.opts.Functions, Timeout: b.opts.RenderTimeout}
+}
+
+// problems are a package check's findings as the outcome reports them.
+func problems(repo string, r check.Result) []Problem {
+	out := make([]Problem, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		out = append(out, Problem{Severity: Severity(f.Severity), Repo: repo, Package: r.Name, File: f.File, Line: f.Line, Message: f.Message})
+	}
+	return out
+}
+
 func sub(files map[string][]byte, dir string) kptpkg.Tree {
 	t := kptpkg.Tree{}
 	for p, c := range files {
@@ -215,38 +231,23 @@ func sub(files map[string][]byte, dir string) kptpkg.Tree {
 	return t
 }
 
-func changedPaths(a, b map[string][]byte) []string {
-	var out []string
-	for p, c := range b {
-		if old, ok := a[p]; !ok || string(old) != string(c) {
-			out = append(out, p)
-		}
-	}
-	for p := range a {
-		if _, ok := b[p]; !ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (b *Bot) reportCheck(ctx context.Context, w *work, r pkgResult) error {
-	rep := forge.CheckReport{Name: checkPrefix + r.name, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted}
+func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
+	rep := forge.CheckReport{Name: checkPrefix + r.Name, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted}
 	switch {
-	case r.deleted:
+	case r.Deleted:
 		rep.Conclusion, rep.Title = forge.CheckSuccess, "package deleted"
-		rep.Summary = r.diff.Summary()
-	case r.ok:
+		rep.Summary = r.Diff.Summary()
+	case r.OK:
 		rep.Conclusion, rep.Title = forge.CheckSuccess, "rendered"
-		rep.Summary = r.diff.Summary()
+		rep.Summary = r.Diff.Summary()
 	default:
 		rep.Conclusion, rep.Title = forge.CheckFailure, "render or validation failed"
-		rep.Summary = "```\n" + truncate(r.message, 60000) + "\n```"
+		rep.Summary = "```\n" + truncate(r.Message, 60000) + "\n```"
 	}
-	for _, p := range r.problems {
+	for _, p := range r.Findings {
 		if p.File != "" {
 			level := "failure"
-			if p.Severity == SeverityWarning {
+			if p.Severity == check.SeverityWarning {
 				level = "warning"
 			}
 			rep.Annotations = append(rep.Annotations, forge.Annotation{Path: p.File, Line: p.Line, Level: level, Message: truncate(p.Message, 1000)})
@@ -257,7 +258,7 @@ func (b *Bot) reportCheck(ctx context.Context, w *work, r pkgResult) error {
 		}
 		rep.Summary += fmt.Sprintf("\n- %s `%s`: %s", p.Severity, loc, truncate(p.Message, 500))
 	}
-	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Package: r.name, Summary: rep.Title})
+	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Package: r.Name, Summary: rep.Title})
 	if b.opts.DryRun {
 		return nil
 	}
@@ -278,47 +279,47 @@ func (b *Bot) loadStatus(ctx context.Context, w *work) error {
 		return err
 	}
 	w.comments = comments
-	w.status = findStatus(comments, b.login(w.rc.repo.Forge))
-	w.st = w.status.state
+	w.status = review.FindStatus(comments, b.login(w.rc.repo.Forge))
+	w.st = w.status.State
 	if w.ch.State == "open" {
-		w.st.observeHead(w.ch.HeadSHA, comments)
+		w.st.ObserveHead(w.ch.HeadSHA, comments)
 	}
 	return nil
 }
 
 // saveStatus writes the status comment when its content changed.
 func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
-	body := w.st.render(b.statusSummary(w, extra))
-	if body == w.status.body || b.opts.DryRun {
+	body := w.st.Render(b.statusSummary(w, extra))
+	if body == w.status.Body || b.opts.DryRun {
 		return nil
 	}
-	if w.status.id == 0 {
+	if w.status.ID == 0 {
 		c, err := w.rc.f.Comment(ctx, w.rc.repo, w.ch.Number, body)
 		if err != nil {
 			return err
 		}
-		w.status = statusComment{id: c.ID, body: body, state: w.st}
+		w.status = review.Status{ID: c.ID, Body: body, State: w.st}
 		w.rc.out.Comments++
 		return nil
 	}
-	if err := w.rc.f.EditComment(ctx, w.rc.repo, w.ch.Number, w.status.id, body); err != nil {
+	if err := w.rc.f.EditComment(ctx, w.rc.repo, w.ch.Number, w.status.ID, body); err != nil {
 		return err
 	}
-	w.status.body = body
+	w.status.Body = body
 	return nil
 }
 
 func (b *Bot) statusSummary(w *work, extra string) string {
 	var s strings.Builder
-	s.WriteString(statusHeader + "\n\n| package | render | resources |\n|---|---|---|\n")
+	s.WriteString(review.StatusHeader + "\n\n| package | render | resources |\n|---|---|---|\n")
 	for _, r := range w.results {
 		state := "✅ rendered"
-		if r.deleted {
+		if r.Deleted {
 			state = "🗑 deleted"
-		} else if !r.ok {
+		} else if !r.OK {
 			state = "❌ failed"
 		}
-		fmt.Fprintf(&s, "| %s | %s | +%d ~%d -%d |\n", code(r.name), state, len(r.diff.Added), len(r.diff.Changed), len(r.diff.Removed))
+		fmt.Fprintf(&s, "| %s | %s | +%d ~%d -%d |\n", code(r.Name), state, len(r.Diff.Added), len(r.Diff.Changed), len(r.Diff.Removed))
 	}
 	if w.st.Paused {
 		s.WriteString("\nPaused: the bot will not update this branch (`/" + b.opts.Name + " resume`).\n")

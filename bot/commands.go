@@ -8,6 +8,7 @@ import (
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/review"
 )
 
 // onComment answers the commands in a new comment on a change: 👀 on
@@ -25,7 +26,7 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 		out.Skipped = "comment by a bot"
 		return nil
 	}
-	cmds := ParseCommands(b.opts.Name, ev.Comment.Body)
+	cmds := review.ParseCommands(b.opts.Name, ev.Comment.Body)
 	if len(cmds) == 0 {
 		out.Skipped = "comment holds no command"
 		return nil
@@ -77,17 +78,17 @@ func userMessage(err error) string {
 }
 
 // run executes one command of comment cm; the returned text is the reply.
-func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment, c Command) (string, error) {
+func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment, c review.Command) (string, error) {
 	who := cm.Author
 	if c.Verb == "" {
 		msg := fmt.Sprintf("%s is not a %s command.", code(c.Unknown), b.opts.Name)
 		if c.Suggest != "" {
 			msg += fmt.Sprintf(" Did you mean `/%s %s`?", b.opts.Name, c.Suggest)
 		}
-		return msg + "\n\n" + HelpText(b.opts.Name), nil
+		return msg + "\n\n" + review.HelpText(b.opts.Name), nil
 	}
-	if c.Verb == VerbHelp {
-		return HelpText(b.opts.Name), nil
+	if c.Verb == review.VerbHelp {
+		return review.HelpText(b.opts.Name), nil
 	}
 	perm, err := rc.f.Permission(ctx, rc.repo, who.Login)
 	if err != nil {
@@ -100,11 +101,11 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment
 	if err != nil {
 		return "", err
 	}
-	if ch.State != "open" && c.Verb != VerbDelete {
+	if ch.State != "open" && c.Verb != review.VerbDelete {
 		return fmt.Sprintf("This change is %s; `%s` does nothing.", ch.State, c.Verb), nil
 	}
 	switch c.Verb {
-	case VerbPropose:
+	case review.VerbPropose:
 		if !ch.Draft {
 			return "Already proposed.", nil
 		}
@@ -112,7 +113,7 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment
 			return "", err
 		}
 		return "Proposed: ready for review.", b.syncChange(ctx, rc, number, forge.Event{})
-	case VerbReject:
+	case review.VerbReject:
 		// Whoever rejects withdraws their own command approval.
 		if err := b.revokeCommandApprovals(ctx, rc, ch.Number, who.Login); err != nil {
 			return "", err
@@ -121,15 +122,15 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment
 			return "Already a draft.", nil
 		}
 		return "Rejected: back to draft.", b.setDraft(ctx, rc, ch, true)
-	case VerbApprove:
+	case review.VerbApprove:
 		return b.approveCommand(ctx, rc, ch, cm, c.Args)
-	case VerbRender:
+	case review.VerbRender:
 		return "Rendered again; see the checks.", b.syncChange(ctx, rc, number, forge.Event{})
-	case VerbPause, VerbResume:
-		return b.setPaused(ctx, rc, ch, c.Verb == VerbPause)
-	case VerbDelete:
+	case review.VerbPause, review.VerbResume:
+		return b.setPaused(ctx, rc, ch, c.Verb == review.VerbPause)
+	case review.VerbDelete:
 		return b.deleteCommand(ctx, rc, who, c.Args)
-	case VerbUpdate, VerbRecreate:
+	case review.VerbUpdate, review.VerbRecreate:
 		m, ok := ParseMarker(ch.Body)
 		if !ok || m.Variant == "" || !isSelf(ch.Author, b.login(rc.repo.Forge)) {
 			return fmt.Sprintf("`%s` applies to update changes kptbot opened for package variants; this change is not one.", c.Verb), nil
@@ -139,7 +140,7 @@ func (b *Bot) run(ctx context.Context, rc *repoCtx, number int, cm forge.Comment
 		if err := b.addRequester(ctx, rc, ch, who.Login); err != nil {
 			return "", err
 		}
-		if c.Verb == VerbRecreate {
+		if c.Verb == review.VerbRecreate {
 			return b.recreate(ctx, rc, ch, m)
 		}
 		rev := ""
@@ -164,7 +165,7 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 	if err := b.loadStatus(ctx, w); err != nil {
 		return "", err
 	}
-	sha, refusal := approvedHead(w.st, ch.HeadSHA, cm.ID, args, b.opts.Name)
+	sha, refusal := review.ApprovedHead(w.st, ch.HeadSHA, cm.ID, args, b.opts.Name)
 	if refusal != "" {
 		return refusal, b.saveStatus(ctx, w, "")
 	}
@@ -172,7 +173,7 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 	if sameLogin(who.Login, ch.Author.Login) && !authorMay {
 		return fmt.Sprintf("🚫 @%s authored this change and cannot approve it.", who.Login), nil
 	}
-	if w.st.requested(who.Login) && !authorMay {
+	if w.st.Requested(who.Login) && !authorMay {
 		return fmt.Sprintf("🚫 @%s requested this change by command, which makes them its author: they cannot approve it.", who.Login), nil
 	}
 	if sameLogin(who.Login, w.st.Pushers[sha]) {
@@ -197,7 +198,7 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 			kept = append(kept, a)
 		}
 	}
-	w.st.Approvals = append(kept, stateApproval{By: who.Login, SHA: sha, At: at})
+	w.st.Approvals = append(kept, review.CommandApproval{By: who.Login, SHA: sha, At: at})
 	if err := b.saveStatus(ctx, w, ""); err != nil {
 		return "", err
 	}
@@ -209,47 +210,6 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 		msg += " The change is still a draft: it publishes once proposed."
 	}
 	return msg, b.syncChange(ctx, rc, ch.Number, forge.Event{})
-}
-
-// approvedHead decides which commit an approve command approves: the one
-// it names (a full SHA or a prefix of at least 7 hex digits of a head the
-// bot has seen on this change), or else the current head when the comment
-// (ID id) is newer than the bot's first sight of it. refusal is the reply
-// when neither holds.
-func approvedHead(st changeState, current string, id int64, args []string, name string) (sha, refusal string) {
-	if len(args) > 0 {
-		want := strings.ToLower(args[0])
-		if len(want) < 7 || len(want) > 40 || strings.Trim(want, "0123456789abcdef") != "" {
-			return "", fmt.Sprintf("%s is not a commit SHA: use `/%s approve SHA` with at least 7 hex digits.", code(args[0]), name)
-		}
-		var found []string
-		for _, h := range append([]headSeen{{SHA: current}}, st.Heads...) {
-			if strings.HasPrefix(h.SHA, want) && !containsString(found, h.SHA) {
-				found = append(found, h.SHA)
-			}
-		}
-		switch len(found) {
-		case 1:
-			return found[0], ""
-		case 0:
-			return "", fmt.Sprintf("%s is not a head of this change; the head is `%s`.", code(args[0]), short(current))
-		default:
-			return "", fmt.Sprintf("%s names more than one head of this change; give more digits.", code(args[0]))
-		}
-	}
-	if head, ok := headForComment(st.Heads, current, id); ok {
-		return head, ""
-	}
-	return "", fmt.Sprintf("The head is `%s`, and it may have moved after your comment was written, so kptbot cannot tell which commit you reviewed. Approve it explicitly with `/%s approve %s`.", short(current), name, current)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // revokeCommandApprovals drops login's /kptbot approve records on change
@@ -282,10 +242,10 @@ func (b *Bot) addRequester(ctx context.Context, rc *repoCtx, ch forge.Change, lo
 	if err := b.loadStatus(ctx, w); err != nil {
 		return err
 	}
-	if w.st.requested(login) {
+	if w.st.Requested(login) {
 		return nil
 	}
-	w.st.addRequester(login)
+	w.st.AddRequester(login)
 	return b.saveStatus(ctx, w, "")
 }
 
@@ -293,8 +253,7 @@ func (b *Bot) setPaused(ctx context.Context, rc *repoCtx, ch forge.Change, pause
 	if m, ok := ParseMarker(ch.Body); ok && m.Variant != "" && m.Paused != paused {
 		// An update change: the marker stops the variant's updates.
 		m.Paused = paused
-		body := markerRE.ReplaceAllString(ch.Body, "")
-		body = strings.TrimSpace(body) + "\n\n" + FormatMarker(m)
+		body := review.SetMarker(ch.Body, m)
 		if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
 			return "", err
 		}

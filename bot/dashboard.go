@@ -9,6 +9,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/review"
 )
 
 // DashboardLabel marks the dashboard issue the bot keeps per repository.
@@ -121,7 +122,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 		if err != nil {
 			return "", 0, err
 		}
-		st := findStatus(comments, b.login(rc.repo.Forge)).state
+		st := review.FindStatus(comments, b.login(rc.repo.Forge)).State
 		for _, p := range st.Packages {
 			r := rows[p]
 			if r == nil {

@@ -53,7 +53,7 @@ func (b *Bot) reportInternalError(ctx context.Context, r forge.Repo, number int)
 	}
 	rc := &repoCtx{f: f, repo: r, out: &Outcome{}}
 	w := &work{rc: rc, ch: ch}
-	if err := b.loadStatus(ctx, w); err != nil || !w.st.notice("internal-error:"+ch.HeadSHA) {
+	if err := b.loadStatus(ctx, w); err != nil || !w.st.Notice("internal-error:"+ch.HeadSHA) {
 		return
 	}
 	if _, err := f.Comment(ctx, r, number, internalErrorNotice); err != nil {

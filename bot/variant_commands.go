@@ -7,6 +7,7 @@ import (
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/review"
 	"github.com/kptbot/kptbot/variant"
 )
 
@@ -34,7 +35,7 @@ func (b *Bot) recreate(ctx context.Context, rc *repoCtx, ch forge.Change, m Body
 		return fmt.Sprintf("The variant `%s` no longer targets this repository.", m.Variant), err
 	}
 	m.Head, m.Held, m.Digest = ch.HeadSHA, "", "" // consent to replace this head
-	body := strings.TrimSpace(markerRE.ReplaceAllString(ch.Body, "")) + "\n\n" + FormatMarker(m)
+	body := review.SetMarker(ch.Body, m)
 	if _, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Body: &body}); err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/check"
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
@@ -43,7 +44,7 @@ type plannedVariant struct {
 	published kptpkg.Tree // the package on the default branch
 	lock      string
 	digest    string
-	diff      resourceDiff
+	diff      check.ResourceDiff
 	fromRev   string
 	// log is the upstream's commits from fromRev to Revision.
 	log []forge.Commit
@@ -149,8 +150,8 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 		// the local revision costs a tag listing: asked only for an upgrade
 		p.task.Upgrade.LocalPackageRevisionRef.Name = localRevision(ctx, rc, pkg)
 	}
-	p.digest = digestTree(p.files)
-	p.diff = diffResources(p.published, p.files)
+	p.digest = check.DigestTree(p.files)
+	p.diff = check.DiffResources(p.published, p.files)
 	return p, nil
 }
 
@@ -313,7 +314,7 @@ func (b *Bot) publishUpdate(ctx context.Context, rc *repoCtx, p *plannedVariant,
 	if err != nil {
 		return err
 	}
-	w := &work{rc: rc, ch: ch, results: []pkgResult{{name: p.Package, dir: p.pkgDir, ok: true}}}
+	w := &work{rc: rc, ch: ch, results: []check.Result{{Name: p.Package, Dir: p.pkgDir, OK: true}}}
 	sha, err := rc.f.Merge(ctx, rc.repo, ch.Number, head, rc.spec.MergeMethod)
 	if err != nil {
 		if errors.Is(err, forge.ErrNotMergeable) || errors.Is(err, forge.ErrConflict) {

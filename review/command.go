@@ -1,4 +1,4 @@
-package bot
+package review
 
 import (
 	"github.com/kptbot/kptbot/internal/spelling"

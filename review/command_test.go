@@ -1,4 +1,4 @@
-package bot
+package review
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package bot
+package review
 
 import (
 	"encoding/json"
@@ -15,11 +15,11 @@ import (
 // authored on that change (the status comment), as a hidden JSON marker.
 // Three rules keep users' text from ever being read as that record:
 //   - only comments whose author is the bot's own account are read
-//     (isSelf: exact login and the forge's bot flag);
+//     (IsSelf: exact login and the forge's bot flag);
 //   - the record is the marker that ends the comment, and the comment
 //     must begin with the status header: text the bot echoes sits between
 //     the two and cannot move either;
-//   - every user-controlled string the bot echoes goes through userText
+//   - every user-controlled string the bot echoes goes through UserText
 //     (no "<", ">", backticks or newlines survive), and the marker's JSON
 //     escapes "<" and ">" itself, so no echoed name can open or close an
 //     HTML comment.
@@ -30,16 +30,16 @@ const (
 	bodyMarker  = "kptbot"
 	// keepDigests bounds the heads remembered per change.
 	keepDigests = 30
-	// statusHeader begins every status comment.
-	statusHeader = "**kptbot** status for this change"
+	// StatusHeader begins every status comment.
+	StatusHeader = "**kptbot** status for this change"
 	stateOpen    = "<!-- " + stateMarker + ": "
 	markerClose  = " -->"
 )
 
 var markerRE = regexp.MustCompile(`<!-- (kptbot(?:-state)?): (\{.*?\}) -->`)
 
-// changeState is what the status comment remembers.
-type changeState struct {
+// State is what the status comment remembers.
+type State struct {
 	// Digests maps head SHAs the bot rendered to the digest of the whole
 	// change at that head (every path changed since the fork point, and
 	// the rendered output): an approval of an older head still counts
@@ -54,12 +54,12 @@ type changeState struct {
 	// each with the comment-ID watermark of when it was first seen: a
 	// command comment with a larger ID was written while that head (or a
 	// later one) was the head.
-	Heads []headSeen `json:"heads,omitempty"`
+	Heads []HeadSeen `json:"heads,omitempty"`
 	// Requesters asked the bot, by command, to make this change's content
 	// (a deletion, an update): each counts as an author.
 	Requesters []string `json:"requesters,omitempty"`
 	// Approvals are /kptbot approve commands the bot accepted.
-	Approvals []stateApproval `json:"approvals,omitempty"`
+	Approvals []CommandApproval `json:"approvals,omitempty"`
 	// Noticed are notices already posted (stale approvals, refused
 	// merges), so each is said once.
 	Noticed []string `json:"noticed,omitempty"`
@@ -69,7 +69,9 @@ type changeState struct {
 	Packages []string `json:"packages,omitempty"`
 }
 
-type stateApproval struct {
+// CommandApproval is one /kptbot approve the bot accepted: who, for
+// which commit, and when.
+type CommandApproval struct {
 	By  string `json:"by"`
 	SHA string `json:"sha"`
 	// At is the forge's creation time of the command comment, which
@@ -78,9 +80,9 @@ type stateApproval struct {
 	At time.Time `json:"at,omitempty"`
 }
 
-// headSeen is one head of a change and the highest comment ID that
+// HeadSeen is one head of a change and the highest comment ID that
 // existed when the bot first saw it.
-type headSeen struct {
+type HeadSeen struct {
 	SHA   string `json:"sha"`
 	After int64  `json:"after"`
 }
@@ -100,6 +102,11 @@ type BodyMarker struct {
 	Held string `json:"held,omitempty"`
 	// Paused stops the bot updating this change.
 	Paused bool `json:"paused,omitempty"`
+}
+
+// SetMarker returns body with its markers replaced by m's.
+func SetMarker(body string, m BodyMarker) string {
+	return strings.TrimSpace(markerRE.ReplaceAllString(body, "")) + "\n\n" + FormatMarker(m)
 }
 
 // FormatMarker renders the hidden marker for a change body.
@@ -122,71 +129,74 @@ func ParseMarker(body string) (m BodyMarker, ok bool) {
 	return BodyMarker{}, false
 }
 
-// parseState reads the record that ends a status comment: the last
+// ParseState reads the record that ends a status comment: the last
 // marker, which must close the body. A marker anywhere else (echoed text,
 // a quote) is not the record.
-func parseState(body string) (changeState, bool) {
+func ParseState(body string) (State, bool) {
 	body = strings.TrimRight(body, " \t\r\n")
-	if !strings.HasPrefix(body, statusHeader) || !strings.HasSuffix(body, markerClose) {
-		return changeState{}, false
+	if !strings.HasPrefix(body, StatusHeader) || !strings.HasSuffix(body, markerClose) {
+		return State{}, false
 	}
 	i := strings.LastIndex(body, stateOpen)
 	if i < 0 {
-		return changeState{}, false
+		return State{}, false
 	}
 	raw := body[i+len(stateOpen) : len(body)-len(markerClose)]
-	var st changeState
+	var st State
 	if !strings.HasPrefix(raw, "{") || json.Unmarshal([]byte(raw), &st) != nil {
-		return changeState{}, false
+		return State{}, false
 	}
 	return st, true
 }
 
-// statusComment is the bot's status comment on a change and its state.
-type statusComment struct {
-	id    int64
-	body  string
-	state changeState
+// Status is the bot's status comment on a change and its state.
+type Status struct {
+	// ID is the comment's id (0 when the bot has not written one yet).
+	ID int64
+	// Body is the comment as the forge holds it.
+	Body string
+	// State is the record parsed from its marker.
+	State State
 }
 
-// findStatus returns the bot's status comment among comments (the oldest
+// FindStatus returns the bot's status comment among comments (the oldest
 // one, which the bot keeps editing), trusting only those the bot itself
 // wrote.
-func findStatus(comments []forge.Comment, self string) statusComment {
+func FindStatus(comments []forge.Comment, self string) Status {
 	for _, c := range comments {
-		if !isSelf(c.Author, self) {
+		if !IsSelf(c.Author, self) {
 			continue
 		}
-		if st, ok := parseState(c.Body); ok {
-			return statusComment{id: c.ID, body: c.Body, state: st}
+		if st, ok := ParseState(c.Body); ok {
+			return Status{ID: c.ID, Body: c.Body, State: st}
 		}
 	}
-	return statusComment{}
+	return Status{}
 }
 
-// sameLogin compares two people's logins as forges do: exactly, but
+// SameLogin compares two people's logins as forges do: exactly, but
 // case-insensitively (GitHub and GitLab logins are unique regardless of
 // case). "kptbot" and "kptbot[bot]" are different accounts.
-func sameLogin(a, b string) bool {
+func SameLogin(a, b string) bool {
 	return a != "" && b != "" && strings.EqualFold(a, b)
 }
 
-// isSelf reports whether u is the bot's own account: the same login and,
+// IsSelf reports whether u is the bot's own account: the same login and,
 // for an App identity (login ending in "[bot]"), the forge's bot flag, so
 // a user account can never pass as the bot.
-func isSelf(u forge.User, self string) bool {
-	if !sameLogin(u.Login, self) {
+func IsSelf(u forge.User, self string) bool {
+	if !SameLogin(u.Login, self) {
 		return false
 	}
 	return u.Bot || !strings.HasSuffix(strings.ToLower(self), "[bot]")
 }
 
-// userText makes a user-controlled string safe to echo in a comment: HTML
+// UserText makes a user-controlled string safe to echo in a comment: HTML
 // special characters, backticks and table pipes become entities, line
 // breaks become spaces, and mentions are defused. The result is meant for
 // plain text or an HTML <code> element, never a Markdown code span
 // (entities are shown literally there).
-func userText(s string) string {
+func UserText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -223,7 +233,7 @@ func userText(s string) string {
 // code shows a user-controlled string as inline code, safely: a plain
 // name (letters, digits and . _ / + = : , -) as a Markdown code span,
 // anything else escaped inside an HTML code element.
-func code(s string) string {
+func Code(s string) string {
 	plain := s != ""
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/+=:,-", r)) {
@@ -234,10 +244,12 @@ func code(s string) string {
 	if plain {
 		return "`" + s + "`"
 	}
-	return "<code>" + userText(s) + "</code>"
+	return "<code>" + UserText(s) + "</code>"
 }
 
-func (st *changeState) recordDigest(sha, digest string) {
+// RecordDigest remembers the whole change's digest at head sha, keeping
+// the newest heads only.
+func (st *State) RecordDigest(sha, digest string) {
 	if st.Digests == nil {
 		st.Digests = map[string]string{}
 	}
@@ -253,7 +265,8 @@ func (st *changeState) recordDigest(sha, digest string) {
 	}
 }
 
-func (st *changeState) recordPusher(sha, login string) {
+// RecordPusher remembers who pushed head sha.
+func (st *State) RecordPusher(sha, login string) {
 	if login == "" {
 		return
 	}
@@ -263,8 +276,8 @@ func (st *changeState) recordPusher(sha, login string) {
 	st.Pushers[sha] = login
 }
 
-// notice reports whether key is new, and remembers it.
-func (st *changeState) notice(key string) bool {
+// Notice reports whether key is new, and remembers it.
+func (st *State) Notice(key string) bool {
 	for _, k := range st.Noticed {
 		if k == key {
 			return false
@@ -277,18 +290,18 @@ func (st *changeState) notice(key string) bool {
 	return true
 }
 
-// render formats the status comment: a human summary, then the marker.
-// The summary must begin with statusHeader and echo user text only
-// through userText or code.
-func (st changeState) render(summary string) string {
+// Render formats the status comment: a human summary, then the marker.
+// The summary must begin with StatusHeader and echo user text only
+// through UserText or code.
+func (st State) Render(summary string) string {
 	sort.Strings(st.Packages)
 	b, _ := json.Marshal(st) // escapes <, > and &: the JSON cannot end the comment
 	return fmt.Sprintf("%s\n\n%s%s%s", strings.TrimSpace(summary), stateOpen, b, markerClose)
 }
 
-// observeHead records the change's current head the first time the bot
+// ObserveHead records the change's current head the first time the bot
 // sees it, with the highest comment ID listed after the head was read.
-func (st *changeState) observeHead(head string, comments []forge.Comment) {
+func (st *State) ObserveHead(head string, comments []forge.Comment) {
 	if n := len(st.Heads); n > 0 && st.Heads[n-1].SHA == head {
 		return
 	}
@@ -296,18 +309,18 @@ func (st *changeState) observeHead(head string, comments []forge.Comment) {
 	for _, c := range comments {
 		maxID = max(maxID, c.ID)
 	}
-	st.Heads = append(st.Heads, headSeen{SHA: head, After: maxID})
+	st.Heads = append(st.Heads, HeadSeen{SHA: head, After: maxID})
 	if len(st.Heads) > keepDigests {
 		st.Heads = st.Heads[len(st.Heads)-keepDigests:]
 	}
 }
 
-// headForComment is the head a comment with ID id was written against:
+// HeadForComment is the head a comment with ID id was written against:
 // ok only when the change's head has not moved since the comment was
 // written, i.e. the comment is newer than when the bot first saw the
 // current head. Anything else (the head moved after the comment, or the
 // bot cannot tell) is not ok.
-func headForComment(heads []headSeen, current string, id int64) (string, bool) {
+func HeadForComment(heads []HeadSeen, current string, id int64) (string, bool) {
 	n := len(heads)
 	if id <= 0 || n == 0 || heads[n-1].SHA != current || id <= heads[n-1].After {
 		return "", false
@@ -315,19 +328,19 @@ func headForComment(heads []headSeen, current string, id int64) (string, bool) {
 	return current, true
 }
 
-// requested reports whether login asked for this change by command.
-func (st changeState) requested(login string) bool {
+// Requested reports whether login asked for this change by command.
+func (st State) Requested(login string) bool {
 	for _, r := range st.Requesters {
-		if sameLogin(r, login) {
+		if SameLogin(r, login) {
 			return true
 		}
 	}
 	return false
 }
 
-// addRequester remembers login as one who asked for the change.
-func (st *changeState) addRequester(login string) {
-	if login != "" && !st.requested(login) {
+// AddRequester remembers login as one who asked for the change.
+func (st *State) AddRequester(login string) {
+	if login != "" && !st.Requested(login) {
 		st.Requesters = append(st.Requesters, login)
 	}
 }

@@ -1,4 +1,9 @@
-package bot
+// Package check renders one package of a change the way the bot reports
+// it: at the change's head, with the repository's guardrails appended,
+// under the server's function policy and a time budget, and with the
+// digests and resource diff that approvals and the check summary use. It
+// does no forge I/O.
+package check
 
 import (
 	"bytes"
@@ -16,56 +21,96 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine/builtins"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
+	"github.com/kptbot/kptbot/review"
 )
 
-// pkgResult is one package rendered at a change's head.
-type pkgResult struct {
-	dir     string
-	name    string
-	deleted bool
-	ok      bool
-	// message is the render or policy error, for the check.
-	message  string
-	problems []Problem
-	digest   string
-	diff     resourceDiff
+// Policy is the server's function policy: what may run beyond the
+// built-in functions. A PR head's exec and container functions run only
+// when this allows them and the function is already on the default branch.
+type Policy struct {
+	AllowExec       bool
+	AllowContainers bool
+	// AllowedImages are container images allowed beyond the built-ins.
+	AllowedImages []string
 }
 
-// renderPackage renders a package as the change's head has it, with the
-// repository's guardrails appended, under the function policy. base is the
-// package's files on the base branch (nil when new), for the diff summary.
-func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, base, trusted kptpkg.Tree, fork bool) pkgResult {
-	res := pkgResult{dir: dir, name: rc.pkgName(dir)}
+// Checker renders packages of changes under one server's settings.
+type Checker struct {
+	Functions Policy
+	// Timeout is each package render's time budget (zero:
+	// DefaultRenderTimeout).
+	Timeout time.Duration
+}
+
+// Severity grades a Finding: "error" or "warning".
+type Severity string
+
+// Severities, as kpt's results and the bot's problems spell them.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Finding is an error or warning about the package, at a repository file
+// and line when known.
+type Finding struct {
+	Severity Severity
+	File     string
+	Line     int
+	Message  string
+}
+
+// Result is one package rendered at a change's head.
+type Result struct {
+	// Dir is the package's repository path, Name its package name.
+	Dir     string
+	Name    string
+	Deleted bool
+	OK      bool
+	// Message is the render or policy error, for the check.
+	Message  string
+	Findings []Finding
+	Digest   string
+	Diff     ResourceDiff
+}
+
+// Package renders a package as the change's head has it, with guardrails
+// appended, under the function policy. base is the package's files at
+// the change's fork point (nil when new), for the diff summary; trusted
+// is the package on the default branch, whose functions the head may run.
+func (c Checker) Package(ctx context.Context, guardrails *config.Pipeline, dir, name string, head, base, trusted kptpkg.Tree, fork bool) Result {
+	res := Result{Dir: dir, Name: name}
 	if len(head) == 0 {
-		res.deleted, res.ok, res.digest = true, true, "deleted"
-		res.diff = diffResources(base, nil)
+		res.Deleted, res.OK, res.Digest = true, true, "deleted"
+		res.Diff = DiffResources(base, nil)
 		return res
 	}
-	in, rt, err := b.prepare(rc, head, trusted, fork)
+	in, rt, err := c.prepare(guardrails, head, trusted, fork)
 	if err != nil {
-		res.message = err.Error()
-		res.problems = append(res.problems, Problem{Severity: SeverityError, Repo: rc.repo.FullName, Package: res.name, File: dir + "/Kptfile", Message: err.Error()})
+		res.Message = err.Error()
+		res.Findings = append(res.Findings, Finding{Severity: SeverityError, File: dir + "/Kptfile", Message: err.Error()})
 		return res
 	}
-	r, err := b.renderWithin(ctx, in, render.RenderOptions{Runtimes: rt, Dir: dir})
+	r, err := c.renderWithin(ctx, in, render.RenderOptions{Runtimes: rt, Dir: dir})
 	if err == nil {
-		for _, p := range resultProblems(rc.repo.FullName, res.name, dir, r.Results) {
+		for _, p := range resultFindings(dir, r.Results) {
 			if p.Severity == SeverityWarning {
-				res.problems = append(res.problems, p)
+				res.Findings = append(res.Findings, p)
 			}
 		}
 	}
 	if err != nil {
-		res.message = err.Error()
-		res.problems = append(res.problems, renderProblems(rc.repo.FullName, res.name, dir, err)...)
+		res.Message = err.Error()
+		res.Findings = append(res.Findings, renderFindings(dir, err)...)
 		return res
 	}
-	res.ok = true
-	res.digest = digestTree(r.Tree)
-	res.diff = diffResources(base, r.Tree)
+	res.OK = true
+	res.Digest = DigestTree(r.Tree)
+	res.Diff = DiffResources(base, r.Tree)
 	return res
 }
 
@@ -75,9 +120,9 @@ func (b *Bot) renderPackage(ctx context.Context, rc *repoCtx, dir string, head, 
 const DefaultRenderTimeout = 2 * time.Minute
 
 // renderTimeout is the budget in force.
-func (b *Bot) renderTimeout() time.Duration {
-	if b.opts.RenderTimeout > 0 {
-		return b.opts.RenderTimeout
+func (c Checker) renderTimeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
 	}
 	return DefaultRenderTimeout
 }
@@ -89,8 +134,8 @@ var errRenderBudget = errors.New("render exceeded its time budget")
 // deadline to stop at; should a function not honour it, the bot still
 // stops waiting at the deadline and reports the render as failed (the
 // function's goroutine ends when the engine next checks its context).
-func (b *Bot) renderWithin(ctx context.Context, in kptpkg.Tree, opts render.RenderOptions) (*render.RenderResult, error) {
-	budget := b.renderTimeout()
+func (c Checker) renderWithin(ctx context.Context, in kptpkg.Tree, opts render.RenderOptions) (*render.RenderResult, error) {
+	budget := c.renderTimeout()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	type outcome struct {
@@ -126,7 +171,7 @@ func (b *Bot) renderWithin(ctx context.Context, in kptpkg.Tree, opts render.Rend
 // the server policy allows them, the change is not from a fork, and the
 // same function is already in the trusted (default-branch) package or the
 // guardrails, so a PR cannot bring its own binary to run.
-func (b *Bot) prepare(rc *repoCtx, head, trusted kptpkg.Tree, fork bool) (kptpkg.Tree, render.Runtimes, error) {
+func (ck Checker) prepare(g *config.Pipeline, head, trusted kptpkg.Tree, fork bool) (kptpkg.Tree, render.Runtimes, error) {
 	in := kptpkg.Tree{}
 	for p, c := range head {
 		in[p] = c
@@ -136,7 +181,7 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted kptpkg.Tree, fork bool) (kptpkg
 		return nil, render.Runtimes{}, err
 	}
 	allowed := map[string]bool{}
-	if g := rc.spec.Guardrails; g != nil {
+	if g != nil {
 		for _, f := range functions(g.Mutators, g.Validators) {
 			allowed[fnKey(f)] = true
 		}
@@ -163,7 +208,7 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted kptpkg.Tree, fork bool) (kptpkg
 			continue
 		}
 		for _, f := range functions(k.Pipeline.Mutators, k.Pipeline.Validators) {
-			if err := b.mayRun(f, allowed, fork); err != nil {
+			if err := ck.mayRun(f, allowed, fork); err != nil {
 				return nil, rt, fmt.Errorf("%s: %w", p, err)
 			}
 			if f.Exec != "" {
@@ -173,16 +218,16 @@ func (b *Bot) prepare(rc *repoCtx, head, trusted kptpkg.Tree, fork bool) (kptpkg
 			}
 		}
 	}
-	if g := rc.spec.Guardrails; g != nil && (len(g.Mutators) > 0 || len(g.Validators) > 0) {
+	if g != nil && (len(g.Mutators) > 0 || len(g.Validators) > 0) {
 		if kf.Pipeline == nil {
 			kf.Pipeline = &kptfilev1.Pipeline{}
 		}
 		kf.Pipeline.Mutators = append(kf.Pipeline.Mutators, g.Mutators...)
 		kf.Pipeline.Validators = append(kf.Pipeline.Validators, g.Validators...)
 		for _, f := range functions(g.Mutators, g.Validators) {
-			if f.Exec != "" && b.opts.Functions.AllowExec {
+			if f.Exec != "" && ck.Functions.AllowExec {
 				rt.AllowExec = true
-			} else if _, ok := builtins.Lookup(f.Image); !ok && f.Image != "" && b.opts.Functions.AllowContainers {
+			} else if _, ok := builtins.Lookup(f.Image); !ok && f.Image != "" && ck.Functions.AllowContainers {
 				rt.AllowContainers = true
 			}
 		}
@@ -208,7 +253,7 @@ func fnKey(f kptfilev1.Function) string {
 }
 
 // mayRun applies the function policy to one function of a change's head.
-func (b *Bot) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) error {
+func (c Checker) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) error {
 	if f.Exec == "" {
 		if _, ok := builtins.Lookup(f.Image); ok {
 			return nil
@@ -218,7 +263,7 @@ func (b *Bot) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) e
 	if f.Exec != "" {
 		what = "exec " + f.Exec
 	}
-	p := b.opts.Functions
+	p := c.Functions
 	switch {
 	case fork:
 		return fmt.Errorf("function %s is not built in, and changes from forks run built-in functions only", what)
@@ -226,7 +271,7 @@ func (b *Bot) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) e
 		return fmt.Errorf("function %s: exec functions are not allowed by the server's policy (functions.allowExec)", what)
 	case f.Exec == "" && !p.AllowContainers:
 		return fmt.Errorf("function %s is not built in and container functions are not allowed by the server's policy (functions.allowContainers)", what)
-	case f.Exec == "" && !contains(p.AllowedImages, f.Image):
+	case f.Exec == "" && !Contains(p.AllowedImages, f.Image):
 		return fmt.Errorf("function %s is not in the server's functions.allowedImages", what)
 	case !trusted[fnKey(f)]:
 		return fmt.Errorf("function %s comes from this change, not from the default branch: only built-in functions run from a change's head", what)
@@ -234,7 +279,8 @@ func (b *Bot) mayRun(f kptfilev1.Function, trusted map[string]bool, fork bool) e
 	return nil
 }
 
-func contains(list []string, s string) bool {
+// Contains reports whether list holds s.
+func Contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -243,27 +289,27 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// renderProblems places a failed render's results at files and lines; a
-// failure without results is one problem on the package's Kptfile.
-func renderProblems(repo, pkg, dir string, err error) []Problem {
-	var out []Problem
+// renderFindings places a failed render's results at files and lines; a
+// failure without results is one finding on the package's Kptfile.
+func renderFindings(dir string, err error) []Finding {
+	var out []Finding
 	var re *render.RenderError
 	if errors.As(err, &re) {
-		out = resultProblems(repo, pkg, dir, re.Results)
+		out = resultFindings(dir, re.Results)
 	}
 	if len(out) == 0 {
-		out = append(out, Problem{Severity: SeverityError, Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: err.Error()})
+		out = append(out, Finding{Severity: SeverityError, File: dir + "/Kptfile", Message: err.Error()})
 	}
 	return out
 }
 
-// resultProblems turns the functions' error and warning results into
-// Problems at the files they name.
-func resultProblems(repo, pkg, dir string, results *fnresult.ResultList) []Problem {
+// resultFindings turns the functions' error and warning results into
+// findings at the files they name.
+func resultFindings(dir string, results *fnresult.ResultList) []Finding {
 	if results == nil {
 		return nil
 	}
-	var out []Problem
+	var out []Finding
 	for _, item := range results.Items {
 		for _, ri := range item.Results {
 			if ri.Severity != "error" && ri.Severity != "warning" {
@@ -271,7 +317,7 @@ func resultProblems(repo, pkg, dir string, results *fnresult.ResultList) []Probl
 			}
 			// A result without a file is about the pipeline, which the
 			// package's Kptfile holds: annotate that.
-			p := Problem{Severity: Severity(ri.Severity), Repo: repo, Package: pkg, File: dir + "/Kptfile", Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
+			p := Finding{Severity: Severity(ri.Severity), File: dir + "/Kptfile", Message: fmt.Sprintf("%s: %s", item.Image+item.ExecPath, ri.Message)}
 			if ri.File != nil && ri.File.Path != "" {
 				p.File = dir + "/" + ri.File.Path
 			}
@@ -281,9 +327,9 @@ func resultProblems(repo, pkg, dir string, results *fnresult.ResultList) []Probl
 	return out
 }
 
-// digestTree is the rendered output's identity: equal digests mean a
+// DigestTree is the rendered output's identity: equal digests mean a
 // reviewer would see the same package.
-func digestTree(t kptpkg.Tree) string {
+func DigestTree(t kptpkg.Tree) string {
 	h := sha256.New()
 	for _, p := range t.Paths() {
 		fmt.Fprintf(h, "%s\x00%d\x00", p, len(t[p]))
@@ -292,22 +338,22 @@ func digestTree(t kptpkg.Tree) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// combinedDigest is the digest of every package a change touches.
-func combinedDigest(rs []pkgResult) string {
+// CombinedDigest is the digest of every package a change touches.
+func CombinedDigest(rs []Result) string {
 	h := sha256.New()
 	for _, r := range rs {
-		fmt.Fprintf(h, "%s=%s\n", r.dir, r.digest)
+		fmt.Fprintf(h, "%s=%s\n", r.Dir, r.Digest)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// changeDigest is the identity of a whole change: every path that differs
+// ChangeDigest is the identity of a whole change: every path that differs
 // between the fork point (base) and the head, with its new content or its
 // deletion. Two heads with equal change digests propose the same edit to
 // the repository, whatever else moved on the base branch; a head that
 // also adds a workflow or a kptbot.yaml differs.
-func changeDigest(base, head map[string][]byte) string {
-	paths := changedPaths(base, head)
+func ChangeDigest(base, head map[string][]byte) string {
+	paths := ChangedPaths(base, head)
 	sort.Strings(paths)
 	h := sha256.New()
 	for _, p := range paths {
@@ -322,16 +368,16 @@ func changeDigest(base, head map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// resourceDiff is the resource-level summary of a rendered change.
-type resourceDiff struct {
+// ResourceDiff is the resource-level summary of a rendered change.
+type ResourceDiff struct {
 	Added, Changed, Removed []string
 }
 
-// diffResources compares the resources of two package trees by
+// DiffResources compares the resources of two package trees by
 // apiVersion, kind, namespace and name.
-func diffResources(before, after kptpkg.Tree) resourceDiff {
+func DiffResources(before, after kptpkg.Tree) ResourceDiff {
 	a, b := resources(before), resources(after)
-	var d resourceDiff
+	var d ResourceDiff
 	for id, y := range b {
 		old, ok := a[id]
 		switch {
@@ -380,7 +426,7 @@ func resources(t kptpkg.Tree) map[string]string {
 }
 
 // Summary formats the diff for a check.
-func (d resourceDiff) Summary() string {
+func (d ResourceDiff) Summary() string {
 	if len(d.Added)+len(d.Changed)+len(d.Removed) == 0 {
 		return "No resource changes against the base."
 	}
@@ -395,9 +441,26 @@ func (d resourceDiff) Summary() string {
 		}
 		fmt.Fprintf(&b, "**%s**\n", g.title)
 		for _, id := range g.ids {
-			fmt.Fprintf(&b, "- %s\n", code(id)) // a name may hold line breaks and backticks
+			fmt.Fprintf(&b, "- %s\n", review.Code(id)) // a name may hold line breaks and backticks
 		}
 		b.WriteString("\n")
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// ChangedPaths are the paths whose content differs between trees a and
+// b, including those only one of them has.
+func ChangedPaths(a, b map[string][]byte) []string {
+	var out []string
+	for p, c := range b {
+		if old, ok := a[p]; !ok || string(old) != string(c) {
+			out = append(out, p)
+		}
+	}
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
