@@ -140,7 +140,7 @@ func TestRunWithoutItems(t *testing.T) {
 	if err := f.Run(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  data:\n    a: b\nresults:\n- message: set 0 annotations in total\n  severity: info\n"
+	want := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  data:\n    a: b\nresults:\n- message: no annotations applied\n"
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}

@@ -13,7 +13,6 @@ import (
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -176,19 +175,4 @@ func hasLineComment(n *yaml.Node, s string) bool {
 // skipWithoutSetters: setters live only in "kpt-set:" comments.
 func skipWithoutSetters(*yaml.RNode) func([]byte) bool {
 	return func(chunk []byte) bool { return !bytes.Contains(chunk, []byte("kpt-set:")) }
-}
-
-// resultFor builds a result that points at one resource, the way catalog
-// functions built on the SDK report per-resource changes.
-func resultFor(n *yaml.RNode, msg string, sev fn.Severity) *fn.Result {
-	r := &fn.Result{Message: msg, Severity: sev, ResourceRef: &fn.ResourceRef{
-		APIVersion: n.GetApiVersion(),
-		Kind:       n.GetKind(),
-		Name:       n.GetName(),
-		Namespace:  n.GetNamespace(),
-	}}
-	if path, _, err := kioutil.GetFileAnnotations(n); err == nil && path != "" {
-		r.File = &fn.File{Path: path}
-	}
-	return r
 }

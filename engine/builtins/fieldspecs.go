@@ -320,6 +320,12 @@ func splitSpecPath(p string) []string {
 // applyFieldSpecs runs set on every field that the specs applying to each
 // item's type locate; skip excludes items.
 func applyFieldSpecs(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(*yaml.Node) error) error {
+	return applyFieldSpecsAt(items, all, createKind, skip, func(_ *yaml.RNode, _ []string, n *yaml.Node) error { return set(n) })
+}
+
+// applyFieldSpecsAt is applyFieldSpecs telling set which item and which
+// field spec path (split on "/") located the field.
+func applyFieldSpecsAt(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(it *yaml.RNode, path []string, n *yaml.Node) error) error {
 	type compiled struct {
 		path   []string
 		create bool
@@ -340,7 +346,8 @@ func applyFieldSpecs(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kin
 			byType[gvk] = specs
 		}
 		for _, s := range specs {
-			if err := walkFieldSpec(it.YNode(), s.path, s.create, createKind, set); err != nil {
+			at := func(n *yaml.Node) error { return set(it, s.path, n) }
+			if err := walkFieldSpec(it.YNode(), s.path, s.create, createKind, at); err != nil {
 				return fmt.Errorf("%s %s: %w", it.GetKind(), it.GetName(), err)
 			}
 		}

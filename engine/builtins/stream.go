@@ -228,48 +228,6 @@ func settingEntries(specs types.FsSlice, want map[string]string, skipLocal bool,
 		})
 }
 
-// streamSetAnnotations is set-annotations: like set-labels but for
-// metadata.annotations and pod template annotations, and, as in the
-// catalog, local config resources are annotated too.
-func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
-	k := kindOf(cfg)
-	var (
-		want  map[string]string
-		extra types.FsSlice
-		err   error
-	)
-	switch {
-	case k.isConfigMap():
-		want, err = stringMap(cfg, "data")
-	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
-		if want, err = stringMap(cfg, "annotations"); err != nil {
-			return nil, err
-		}
-		var legacy types.FsSlice
-		if extra, err = decodeFieldSpecs(cfg, "additionalAnnotationFields"); err != nil {
-			return nil, err
-		}
-		if legacy, err = decodeFieldSpecs(cfg, "fieldSpecs"); err != nil {
-			return nil, err
-		}
-		if extra != nil && legacy != nil {
-			return nil, errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalAnnotationFields`")
-		}
-		if extra == nil {
-			extra = legacy
-		}
-	default:
-		return nil, fmt.Errorf("functionConfig: expected ConfigMap data or SetAnnotations annotations, got kind %s", k)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(want) == 0 {
-		return nil, errors.New("functionConfig: input annotation list cannot be empty")
-	}
-	return settingEntries(append(annotationFieldSpecs(), extra...), want, false, "annotations"), nil
-}
-
 // streamSetImage is set-image: every container image whose name (without
 // tag or digest) equals image.name gets the new name, tag or digest.
 func streamSetImage(cfg *yaml.RNode) (*Stream, error) {

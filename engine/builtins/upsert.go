@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -18,7 +17,8 @@ const targetPathAnnotation = "config.kubernetes.io/target-path"
 // runUpsertResource implements upsert-resource: the functionConfig is the
 // resource (or a List of them); each replaces every item with the same
 // group, kind, namespace and name (and file, given target-path), or is
-// appended when there is none.
+// appended when there is none. Like the catalog's, it reports no results:
+// they would land in the Kptfile's render status.
 func runUpsertResource(rl *resourcelist.List) error {
 	if kindOf(rl.FunctionConfig).kind == "" {
 		return errors.New("functionConfig: missing; expected the resource, or a List of resources, to upsert")
@@ -78,7 +78,6 @@ func runUpsertResource(rl *resourcelist.List) error {
 			}
 			rl.Items[idx] = n
 			replaced++
-			rl.Results = append(rl.Results, resultFor(n, "replaced resource", fn.Info))
 		}
 		if replaced > 0 {
 			continue
@@ -96,7 +95,6 @@ func runUpsertResource(rl *resourcelist.List) error {
 		}
 		byID[id] = append(byID[id], len(rl.Items))
 		rl.Items = append(rl.Items, n)
-		rl.Results = append(rl.Results, resultFor(n, "added resource", fn.Info))
 	}
 	return nil
 }

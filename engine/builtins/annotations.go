@@ -1,0 +1,118 @@
+package builtins
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// streamSetAnnotations is set-annotations: like set-labels but for
+// metadata.annotations and pod template annotations, and, as in the
+// catalog, local config resources are annotated too. Its results are the
+// catalog's: one per annotations field set, per file and index,
+// "set annotations: " and the annotations as JSON, with no severity;
+// "no annotations applied" when there was nothing to annotate. Errors carry
+// the catalog's "failed to configure function: " prefix.
+func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
+	want, extra, err := annotationsConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to configure function: %w", err)
+	}
+	specs := append(annotationFieldSpecs(), extra...)
+	keys := yaml.SortedMapKeys(want)
+	js, err := json.Marshal(want)
+	if err != nil {
+		return nil, err
+	}
+	message := "set annotations: " + string(js)
+	apply := func(items []*yaml.RNode) (Piece, error) {
+		var p Piece
+		set := func(it *yaml.RNode, path []string, n *yaml.Node) error {
+			if isNull(n) {
+				n.Kind, n.Tag, n.Value, n.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
+			}
+			if n.Kind != yaml.MappingNode {
+				return fmt.Errorf("expected a map, found %s %q", n.ShortTag(), n.Value)
+			}
+			for _, k := range keys {
+				setEntry(n, k, want[k])
+			}
+			file, index, _ := kioutil.GetFileAnnotations(it)
+			i, _ := strconv.Atoi(index)
+			p.results = append(p.results, &fn.Result{
+				Message: message,
+				Field:   &fn.Field{Path: strings.ReplaceAll(strings.Join(path, "."), "[]", "")},
+				File:    &fn.File{Path: file, Index: i},
+			})
+			return nil
+		}
+		err := applyFieldSpecsAt(items, specs, yaml.MappingNode, nil, set)
+		return p, err
+	}
+	finish := func(pieces []Piece) fn.Results {
+		// the catalog keys its results by file, index and field path
+		type key struct {
+			file  string
+			index int
+			field string
+		}
+		seen := map[key]bool{}
+		var out fn.Results
+		for _, r := range findings(pieces) {
+			k := key{r.File.Path, r.File.Index, r.Field.Path}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, r)
+			}
+		}
+		if len(out) == 0 {
+			return fn.Results{{Message: "no annotations applied"}}
+		}
+		out.Sort()
+		return out
+	}
+	return &Stream{apply: apply, finish: finish}, nil
+}
+
+// annotationsConfig reads set-annotations' ConfigMap data or SetAnnotations
+// (or the older SetAnnotationConfig) resource.
+func annotationsConfig(cfg *yaml.RNode) (want map[string]string, extra types.FsSlice, err error) {
+	k := kindOf(cfg)
+	switch {
+	case k.isConfigMap():
+		want, err = stringMap(cfg, "data")
+	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
+		if want, err = stringMap(cfg, "annotations"); err != nil {
+			return nil, nil, err
+		}
+		var legacy types.FsSlice
+		if extra, err = decodeFieldSpecs(cfg, "additionalAnnotationFields"); err != nil {
+			return nil, nil, err
+		}
+		if legacy, err = decodeFieldSpecs(cfg, "fieldSpecs"); err != nil {
+			return nil, nil, err
+		}
+		if extra != nil && legacy != nil {
+			return nil, nil, errors.New("`fieldSpecs` has been deprecated, please rename it to `additionalAnnotationFields`")
+		}
+		if extra == nil {
+			extra = legacy
+		}
+	default:
+		return nil, nil, errors.New("`functionConfig` must be a `ConfigMap` or `SetAnnotations`")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(want) == 0 {
+		return nil, nil, errors.New("input annotation list cannot be empty")
+	}
+	return want, extra, nil
+}
