@@ -2,19 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
-	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/porch"
@@ -53,7 +47,10 @@ func (f *rpkgFlags) acceptNames(cmd *cobra.Command) {
 		if len(args) == 0 {
 			return nil
 		}
-		pkg, row, err := f.resolve(cmd.Context(), args[0])
+		if f.repo == "" && strings.Contains(args[0], ".") {
+			return errRepoRequired // a name needs the repository to look it up
+		}
+		pkg, row, err := gitstore.ResolveName(cmd.Context(), f.repo, f.branch, args[0])
 		if err != nil {
 			return err
 		}
@@ -62,13 +59,24 @@ func (f *rpkgFlags) acceptNames(cmd *cobra.Command) {
 		// --revision as given (v0 is a revision) or --workspace.
 		switch {
 		case row == nil:
-		case row.published() && !cmd.Flags().Changed("revision") && cmd.Flags().Lookup("revision") != nil:
+		case row.Published() && !cmd.Flags().Changed("revision") && cmd.Flags().Lookup("revision") != nil:
 			err = cmd.Flags().Set("revision", strconv.Itoa(row.Revision))
-		case !row.published() && f.workspace == "":
+		case !row.Published() && f.workspace == "":
 			f.workspace = row.Workspace
 		}
 		return err
 	}
+}
+
+// revisionArg is --revision when given, else the latest revision.
+func (f *rpkgFlags) revisionArg(cmd *cobra.Command) (int, error) {
+	if !cmd.Flags().Changed("revision") {
+		return gitstore.Latest, nil
+	}
+	if f.revision < 0 {
+		return 0, fmt.Errorf("--revision %d: a published revision number is 0 or more", f.revision)
+	}
+	return f.revision, nil
 }
 
 func (f *rpkgFlags) store(ctx context.Context) (*gitstore.Store, error) {
@@ -79,34 +87,8 @@ func (f *rpkgFlags) store(ctx context.Context) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// rpkg commits are a person's: sign them as that person, so the
-	// variant reconciler (which signs as kptbot) knows to leave them alone.
-	s.Author = personAuthor()
+	s.Author = gitstore.PersonAuthor()
 	return s, nil
-}
-
-// personAuthor is the git identity of whoever runs the CLI: GIT_AUTHOR_NAME
-// and GIT_AUTHOR_EMAIL, else the global git config, else user@host.
-func personAuthor() object.Signature {
-	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
-	if name == "" || email == "" {
-		if cfg, err := gitconfig.LoadConfig(gitconfig.GlobalScope); err == nil {
-			name, email = firstNonEmpty(name, cfg.User.Name), firstNonEmpty(email, cfg.User.Email)
-		}
-	}
-	if email == "" {
-		host, _ := os.Hostname()
-		u := os.Getenv("USER")
-		email = firstNonEmpty(u, "user") + "@" + firstNonEmpty(host, "localhost")
-	}
-	return object.Signature{Name: firstNonEmpty(name, email), Email: email}
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // workspaceStore opens the repository for a verb that needs --workspace.
@@ -122,6 +104,32 @@ func (f *rpkgFlags) needWorkspace() error {
 		return fmt.Errorf("--workspace is required: the draft's workspace name (or name the revision: repository.package.workspace, as rpkg get lists it)")
 	}
 	return nil
+}
+
+// rpkgVerb is one verb taking PACKAGE (or a revision name) and --workspace:
+// run gets the store and the package, and returns what it did.
+func rpkgVerb(use, short string, revision bool, run func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error)) *cobra.Command {
+	f := &rpkgFlags{}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := f.workspaceStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			said, err := run(cmd, f, s, args)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), said)
+			return nil
+		},
+	}
+	f.add(cmd, true, revision)
+	f.acceptNames(cmd)
+	return cmd
 }
 
 func newRpkgCmd() *cobra.Command {
@@ -140,57 +148,6 @@ change to a draft re-renders the package with the built-in functions.`,
 	return cmd
 }
 
-func rpkgGet() *cobra.Command {
-	var f rpkgFlags
-	var output string
-	cmd := &cobra.Command{
-		Use:     "get [NAME|PACKAGE] --repository URL [-o table|yaml|json]",
-		Aliases: []string{"list"},
-		Short:   "List package revisions (porchctl's columns; -o yaml|json for PackageRevision objects)",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rows, warnings, err := revisionRows(cmd.Context(), &f)
-			if err != nil {
-				return err
-			}
-			single := false
-			if len(args) == 1 {
-				var keep []revisionRow
-				for _, r := range rows {
-					if r.Name == args[0] || r.Package == args[0] {
-						keep = append(keep, r)
-						single = single || r.Name == args[0]
-					}
-				}
-				if len(keep) == 0 {
-					return fmt.Errorf("%w: no package revision or package %q in %s", gitstore.ErrNotFound, args[0], f.repo)
-				}
-				rows = keep
-			}
-			for _, warn := range warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
-			}
-			return printRevisions(cmd.OutOrStdout(), rows, output, single)
-		},
-	}
-	f.add(cmd, false, false)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
-	return cmd
-}
-
-// renderFiles renders a package held in memory with the built-in
-// functions (exec and containers never run on a repository's behalf).
-func renderFiles(ctx context.Context, files kptpkg.Tree) (kptpkg.Tree, error) {
-	if _, ok := files[kptpkg.KptfileName]; !ok {
-		return nil, fmt.Errorf("not a kpt package: no Kptfile")
-	}
-	res, err := render.RenderTree(ctx, files, render.RenderOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("rendering the package: %w", err)
-	}
-	return res.Tree, nil
-}
-
 func rpkgInit() *cobra.Command {
 	var f rpkgFlags
 	var opts engine.InitOptions
@@ -203,20 +160,7 @@ func rpkgInit() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tmp, err := os.MkdirTemp("", "kptbot-rpkg-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			pkgDir := filepath.Join(tmp, filepath.Base(args[0]))
-			if _, err := engine.Init(pkgDir, opts); err != nil {
-				return err
-			}
-			files, err := kptpkg.ReadTree(pkgDir)
-			if err != nil {
-				return err
-			}
-			commit, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, porch.InitTask(opts.Description).JSON())
+			commit, err := s.InitDraft(cmd.Context(), args[0], f.workspace, opts)
 			if err != nil {
 				return err
 			}
@@ -248,29 +192,12 @@ func rpkgClone() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tmp, err := os.MkdirTemp("", "kptbot-rpkg-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			pkgDir := filepath.Join(tmp, filepath.Base(args[1]))
 			src, err := sf.client()
 			if err != nil {
 				return err
 			}
-			res, err := engine.Get(cmd.Context(), src, pkgDir, engine.GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version, ForDeployment: forDeployment})
-			if err != nil {
-				return err
-			}
-			files, err := kptpkg.ReadTree(pkgDir)
-			if err != nil {
-				return err
-			}
-			if files, err = renderFiles(cmd.Context(), files); err != nil {
-				return err
-			}
-			up := res.Packages[0]
-			commit, err := s.CreateDraft(cmd.Context(), args[1], f.workspace, files, up.CloneTask().JSON())
+			opts := engine.GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version, ForDeployment: forDeployment}
+			commit, up, err := s.CloneDraft(cmd.Context(), src, args[1], f.workspace, opts)
 			if err != nil {
 				return err
 			}
@@ -285,64 +212,19 @@ func rpkgClone() *cobra.Command {
 }
 
 func rpkgCopy() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "copy PACKAGE --repo URL --revision N --workspace WS",
-		Short: "Start a new draft from a published revision (to edit it)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
-			}
+	return rpkgVerb("copy PACKAGE --repo URL --revision N --workspace WS", "Start a new draft from a published revision (to edit it)", true,
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+			pkg := args[0]
 			// --revision N (v0 is a revision too), or the latest.
-			n, files, err := publishedFiles(cmd.Context(), s, args[0], f.revision, cmd.Flags().Changed("revision"))
+			n, err := f.revisionArg(cmd)
 			if err != nil {
-				return err
+				return "", err
 			}
-			if _, err := s.CreateDraft(cmd.Context(), args[0], f.workspace, files, porch.EditTask(porch.Tag(args[0], n)).JSON()); err != nil {
-				return err
+			if n, err = s.CopyDraft(cmd.Context(), pkg, f.workspace, n); err != nil {
+				return "", err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s created from %s\n", args[0], f.workspace, porch.Tag(args[0], n))
-			return nil
-		},
-	}
-	f.add(cmd, true, true)
-	f.acceptNames(cmd)
-	return cmd
-}
-
-// publishedFiles reads a published revision's package files: revision n
-// when given, else the latest.
-func publishedFiles(ctx context.Context, s *gitstore.Store, pkg string, n int, given bool) (int, kptpkg.Tree, error) {
-	refs, err := s.Repo().Refs()
-	if err != nil {
-		return 0, nil, err
-	}
-	latest, i := porch.LatestOf(pkg, refs, func(r fetch.GitRef) string { return r.Name })
-	if given {
-		latest, i = n, slices.IndexFunc(refs, func(r fetch.GitRef) bool { return r.Name == porch.TagRef(pkg, n) })
-	}
-	if i < 0 {
-		return 0, nil, fmt.Errorf("%w: %s has no published revision %d", gitstore.ErrNotFound, pkg, n)
-	}
-	files, err := s.Repo().Tree(ctx, refs[i].Commit, "/"+pkg)
-	return latest, kptpkg.Tree(files), err
-}
-
-// draftFiles reads a draft's package files.
-func draftFiles(ctx context.Context, s *gitstore.Store, pkg, ws string) (kptpkg.Tree, error) {
-	refs, err := s.Repo().Refs()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range refs {
-		if r.Name == porch.BranchRef(porch.DraftBranch(pkg, ws)) {
-			files, err := s.Repo().Tree(ctx, r.Commit, "/"+pkg)
-			return kptpkg.Tree(files), err
-		}
-	}
-	return nil, fmt.Errorf("%w: no draft %s/%s (branch %s)", gitstore.ErrNotFound, pkg, ws, porch.DraftBranch(pkg, ws))
+			return fmt.Sprintf("%s/%s created from %s", pkg, f.workspace, porch.Tag(pkg, n)), nil
+		})
 }
 
 func rpkgPull() *cobra.Command {
@@ -363,9 +245,9 @@ func rpkgPull() *cobra.Command {
 			var files kptpkg.Tree
 			what := args[0] + "/" + f.workspace
 			if f.workspace != "" {
-				files, err = draftFiles(cmd.Context(), s, args[0], f.workspace)
-			} else {
-				_, files, err = publishedFiles(cmd.Context(), s, args[0], f.revision, true)
+				files, err = s.Draft(cmd.Context(), args[0], f.workspace)
+			} else if _, err = f.revisionArg(cmd); err == nil {
+				_, files, err = s.Published(cmd.Context(), args[0], f.revision)
 				what = porch.Tag(args[0], f.revision)
 			}
 			if err != nil {
@@ -387,205 +269,83 @@ func rpkgPull() *cobra.Command {
 }
 
 func rpkgPush() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "push PACKAGE DIR --repo URL --workspace WS",
-		Short: "Replace a draft's files with a local directory's (re-rendered)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
-			}
+	cmd := rpkgVerb("push PACKAGE DIR --repo URL --workspace WS", "Replace a draft's files with a local directory's (re-rendered)", false,
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+			pkg := args[0]
 			files, err := kptpkg.ReadTree(args[1])
 			if err != nil {
-				return err
+				return "", err
 			}
-			if files, err = renderFiles(cmd.Context(), files); err != nil {
-				return err
-			}
-			commit, err := s.UpdateDraft(cmd.Context(), args[0], f.workspace, files, porch.TypeTask(porch.TaskTypePatch).JSON())
+			commit, err := s.PushDraft(cmd.Context(), pkg, f.workspace, files)
 			if err != nil {
-				return err
+				return "", err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s updated (%s)\n", args[0], f.workspace, commit[:12])
-			return nil
-		},
-	}
-	f.add(cmd, true, false)
-	f.acceptNames(cmd)
+			return fmt.Sprintf("%s/%s updated (%s)", pkg, f.workspace, commit[:12]), nil
+		})
+	cmd.Args = cobra.ExactArgs(2)
 	return cmd
 }
 
 func rpkgUpgrade() *cobra.Command {
-	var f rpkgFlags
-	var version, strategy string
+	var opts gitstore.UpgradeOptions
 	var sf sourceFlags
-	cmd := &cobra.Command{
-		Use:   "upgrade (PACKAGE|NAME) --repository URL --workspace WS [--revision N] [--to VERSION]",
-		Short: "Merge a newer upstream into a draft (3-way, like kpt pkg update); from a published revision, into a new draft WS in one step",
-		Long: `Merges a newer upstream revision into a package (3-way: local edits kept,
-conflicts listed). When WS is an existing draft, the draft is upgraded in
-place. Otherwise the draft WS is created from a published revision (the one
-NAME names, --revision N, or the latest) with the upgrade already merged,
-as porchctl's upgrade does.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			pkg, source := args[0], ""
-			files, err := draftFiles(cmd.Context(), s, pkg, f.workspace)
-			if errors.Is(err, gitstore.ErrNotFound) {
-				// No such draft: start it from a published revision.
-				var n int
-				if n, files, err = publishedFiles(cmd.Context(), s, pkg, f.revision, cmd.Flags().Changed("revision")); err != nil {
-					return fmt.Errorf("no draft %s/%s to upgrade, and no published revision to start one from: %w", pkg, f.workspace, err)
-				}
-				source = porch.Tag(pkg, n)
-			}
-			if err != nil {
-				return err
-			}
-			tmp, err := os.MkdirTemp("", "kptbot-rpkg-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			dir := filepath.Join(tmp, filepath.Base(pkg))
-			if err := files.Write(dir); err != nil {
-				return err
+	cmd := rpkgVerb("upgrade (PACKAGE|NAME) --repository URL --workspace WS [--revision N] [--to VERSION]",
+		"Merge a newer upstream into a draft (3-way, like kpt pkg update); from a published revision, into a new draft WS in one step", true,
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+			pkg := args[0]
+			var err error
+			if opts.Revision, err = f.revisionArg(cmd); err != nil {
+				return "", err
 			}
 			src, err := sf.client()
 			if err != nil {
-				return err
+				return "", err
 			}
-			res, err := engine.Update(cmd.Context(), src, dir, engine.UpdateOptions{Version: version, Strategy: strategy})
+			up, err := s.Upgrade(cmd.Context(), src, pkg, f.workspace, opts)
 			if err != nil {
-				return fmt.Errorf("upgrading %s/%s: %w", pkg, f.workspace, inPackage{err, tmp})
+				return "", err
 			}
-			merged, err := kptpkg.ReadTree(dir)
-			if err != nil {
-				return err
+			said := fmt.Sprintf("%s/%s upgraded to %s", pkg, f.workspace, up.To)
+			if up.From != "" {
+				said = fmt.Sprintf("%s/%s created from %s and upgraded to %s", pkg, f.workspace, up.From, up.To)
 			}
-			if merged, err = renderFiles(cmd.Context(), merged); err != nil {
-				return err
+			for _, c := range up.Conflicts {
+				said += "\n" + strings.TrimSuffix(formatConflict("  ", "conflict: ", c), "\n")
 			}
-			out := cmd.OutOrStdout()
-			local := source
-			if local == "" {
-				local = porch.DraftBranch(pkg, f.workspace)
-			}
-			task := upgradeTask(files, merged, local, strategy).JSON()
-			if source == "" {
-				if _, err := s.UpdateDraft(cmd.Context(), pkg, f.workspace, merged, task); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "%s/%s upgraded to %s\n", pkg, f.workspace, res.Packages[0].Resolved.Ref)
-			} else {
-				if _, err := s.CreateDraft(cmd.Context(), pkg, f.workspace, merged, task); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "%s/%s created from %s and upgraded to %s\n", pkg, f.workspace, source, res.Packages[0].Resolved.Ref)
-			}
-			for _, c := range res.Conflicts {
-				fmt.Fprint(out, formatConflict("  ", "conflict: ", c))
-			}
-			return nil
-		},
-	}
-	f.add(cmd, true, true)
-	f.acceptNames(cmd)
-	cmd.Flags().StringVar(&version, "to", "", "upstream version (default: the Kptfile's upstream ref)")
-	cmd.Flags().StringVar(&strategy, "strategy", "", "update strategy")
+			return said, nil
+		})
+	cmd.Long = `Merges a newer upstream revision into a package (3-way: local edits kept,
+conflicts listed). When WS is an existing draft, the draft is upgraded in
+place. Otherwise the draft WS is created from a published revision (the one
+NAME names, --revision N, or the latest) with the upgrade already merged,
+as porchctl's upgrade does.`
+	cmd.Flags().StringVar(&opts.Version, "to", "", "upstream version (default: the Kptfile's upstream ref)")
+	cmd.Flags().StringVar(&opts.Strategy, "strategy", "", "update strategy")
 	sf.register(cmd)
 	return cmd
 }
 
-// upgradeTask is the Porch upgrade task an upgrade records: local moved
-// from the upstream its Kptfile followed before to the one it follows
-// after, with the strategy asked for, else the Kptfile's, else Porch's
-// default.
-func upgradeTask(before, after kptpkg.Tree, local, strategy string) porch.Task {
-	origin := func(t kptpkg.Tree) string {
-		kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, t[kptpkg.KptfileName])
-		if err != nil {
-			return ""
-		}
-		if strategy == "" && kf.Upstream != nil {
-			strategy = string(kf.Upstream.UpdateStrategy)
-		}
-		if o, err := kptpkg.UpstreamOf(kf); err == nil && o != nil {
-			return o.String()
-		}
-		return ""
-	}
-	old, upgraded := origin(before), origin(after)
-	if strategy == "" {
-		strategy = string(porch.ResourceMerge)
-	}
-	return porch.UpgradeTask(old, upgraded, local, porch.PackageMergeStrategy(strategy))
-}
-
-// inPackage is an error from working on a package in a temporary
-// directory, told without that directory: users never saw it.
-type inPackage struct {
-	err error
-	tmp string
-}
-
-func (e inPackage) Error() string {
-	return strings.ReplaceAll(strings.ReplaceAll(e.err.Error(), e.tmp+string(filepath.Separator), ""), e.tmp, ".")
-}
-
-func (e inPackage) Unwrap() error { return e.err }
-
 func rpkgTransition(name, short string, op func(*gitstore.Store, context.Context, string, string) error) *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   name + " PACKAGE --repo URL --workspace WS",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
+	return rpkgVerb(name+" PACKAGE --repo URL --workspace WS", short, false,
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+			pkg := args[0]
+			if err := op(s, cmd.Context(), pkg, f.workspace); err != nil {
+				return "", err
 			}
-			if err := op(s, cmd.Context(), args[0], f.workspace); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s: %s done\n", args[0], f.workspace, name)
-			return nil
-		},
-	}
-	f.add(cmd, true, false)
-	f.acceptNames(cmd)
-	return cmd
+			return fmt.Sprintf("%s/%s: %s done", pkg, f.workspace, name), nil
+		})
 }
 
 func rpkgApprove() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "approve PACKAGE --repo URL --workspace WS",
-		Short: "Publish a proposal: commit it onto the registered branch and tag <package>/v<N>",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
+	return rpkgVerb("approve PACKAGE --repo URL --workspace WS", "Publish a proposal: commit it onto the registered branch and tag <package>/v<N>", false,
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+			pkg := args[0]
+			n, err := s.Approve(cmd.Context(), pkg, f.workspace)
 			if err != nil {
-				return err
+				return "", err
 			}
-			n, err := s.Approve(cmd.Context(), args[0], f.workspace)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s published as %s\n", args[0], f.workspace, porch.Tag(args[0], n))
-			return nil
-		},
-	}
-	f.add(cmd, true, false)
-	f.acceptNames(cmd)
-	return cmd
+			return fmt.Sprintf("%s/%s published as %s", pkg, f.workspace, porch.Tag(pkg, n)), nil
+		})
 }
 
 func rpkgProposeDelete() *cobra.Command {

@@ -6,24 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/gitstore"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 	sigsyaml "sigs.k8s.io/yaml"
 )
-
-func TestRevisionNames(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ repo, name string }{
-		{"/srv/git/deploy.git", "deploy"},
-		{"/srv/git/deploy.git/", "deploy"},
-		{"file:///srv/blueprints", "blueprints"},
-		{"https://github.com/acme/edge-1.git", "edge-1"},
-		{"catalog.git", "catalog"},
-	} {
-		if got := repositoryName(tc.repo); got != tc.name {
-			t.Errorf("repositoryName(%q) = %q, want %q", tc.repo, got, tc.name)
-		}
-	}
-}
 
 // TestRpkgPorchctlHabits drives the rpkg verbs the way porchctl users do:
 // --repository, package revision names (repository.package.workspace)
@@ -75,7 +61,7 @@ func TestRpkgPorchctlHabits(t *testing.T) {
 	}
 
 	// -o yaml of one revision is that PackageRevision.
-	var pr packageRevisionObject
+	var pr gitstore.PackageRevisionObject
 	if err := sigsyaml.UnmarshalStrict([]byte(run("kind: PackageRevision", "rpkg", "get", "deploy.team-a.w", "-o", "yaml")), &pr); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +69,9 @@ func TestRpkgPorchctlHabits(t *testing.T) {
 		pr.Metadata.Labels["kpt.dev/latest-revision"] != "true" {
 		t.Errorf("rpkg get -o yaml: %+v", pr)
 	}
-	var list struct{ Items []packageRevisionObject }
+	var list struct {
+		Items []gitstore.PackageRevisionObject
+	}
 	if err := sigsyaml.Unmarshal([]byte(run(`"kind": "List"`, "rpkg", "get", "team-a", "-o", "json")), &list); err != nil || len(list.Items) != 2 {
 		t.Errorf("rpkg get PACKAGE -o json: %d items, %v", len(list.Items), err)
 	}
