@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -10,8 +11,6 @@ import (
 	"strings"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"github.com/kptdev/kpt/pkg/lib/update"
-	"github.com/kptdev/kpt/pkg/lib/update/updatetypes"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/engine/kptpkg"
@@ -331,14 +330,15 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 	if done, err := pkgmerge.ApplyPresence(sub, localPath, updatedPath, originPath, localExists, updatedExists, originExists); done || err != nil {
 		return nil, err
 	}
-	opts := updatetypes.Options{
-		RelPackagePath: sub,
-		LocalPath:      localPath,
-		UpdatedPath:    updatedPath,
-		OriginPath:     originPath,
-		IsRoot:         isRoot,
-	}
-	if strategy == string(kptfilev1.ResourceMerge) {
+	var run func(localPath, updatedPath, originPath string, isRoot bool) error
+	switch kptfilev1.UpdateStrategyType(strategy) {
+	case kptfilev1.FastForward:
+		run = fastForward
+	case kptfilev1.ForceDeleteReplace:
+		run = replacePackage
+	case kptfilev1.CopyMerge:
+		run = copyMerge
+	default: // as kpt, anything else is resource-merge
 		return pkgmerge.ResourceMerge(localPath, updatedPath, originPath, isRoot, mem)
 	}
 	if strategy == string(kptfilev1.FastForward) && localExists {
@@ -349,8 +349,8 @@ func updatePackage(strategy, sub, localPath, updatedPath, originPath string, isR
 			return nil, err
 		}
 	}
-	if err := update.GetUpdater(strategy).Update(opts); err != nil {
-		return nil, explainUpdateError(strategy, err)
+	if err := run(localPath, updatedPath, originPath, isRoot); err != nil {
+		return nil, explainUpdateError(strategy, fmt.Errorf("%s update of package %s: %w", strategy, sub, err))
 	}
 	return nil, nil
 }
@@ -404,10 +404,9 @@ func clearRenderRecord(dir string) error {
 	return nil
 }
 
-// explainUpdateError turns kpt's terse fast-forward failure into advice.
+// explainUpdateError turns fast-forward's terse refusal into advice.
 func explainUpdateError(strategy string, err error) error {
-	msg := err.Error()
-	if strategy == string(kptfilev1.FastForward) && strings.Contains(msg, "local package files have been modified") {
+	if strategy == string(kptfilev1.FastForward) && errors.Is(err, errLocalChanges) {
 		return fmt.Errorf("%w: fast-forward needs an unmodified package; use --strategy resource-merge to keep local edits", err)
 	}
 	return err
