@@ -347,44 +347,29 @@ func (ff *forgeFetcher) resolve(ctx context.Context, ix indexed, dir, version st
 // Latest resolves a variant's revision policy: latest is the highest
 // <pkg>/v<N> tag of the upstream; anything else is used as given.
 func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string, error) {
-	if up.Revision != "" && up.Revision != config.DefaultRevision {
+	direct := variant.Direct{Client: ff.other}
+	if st := locator.Store(up.Repo); st == locator.OCI || st == locator.HTTP {
+		return direct.Latest(ctx, up)
+	}
+	ix, ok, err := ff.source(up.Repo)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return direct.Latest(ctx, up)
+	case up.Revision != "" && up.Revision != config.DefaultRevision:
 		return up.Revision, nil
 	}
-	pkg := strings.Trim(up.Package, "/")
-	if st := locator.Store(up.Repo); st == locator.OCI || st == locator.HTTP {
-		return ff.other.Latest(ctx, up.Repo, "/"+pkg, up.Versions)
-	}
-	if up.WorkspaceName != "" {
-		return ff.workspaceRevision(ctx, up)
-	}
-	var names []string
-	ix, ok, err := ff.source(up.Repo)
+	tags, err := ff.b.listTags(ctx, ix.f, ix.repo)
 	if err != nil {
 		return "", err
 	}
-	if ok {
-		tags, err := ff.b.listTags(ctx, ix.f, ix.repo)
-		if err != nil {
-			return "", err
-		}
-		for _, t := range tags {
-			names = append(names, t.Name)
-		}
-	} else {
-		r, err := ff.other.Git.Repo(ctx, up.Repo)
-		if err != nil {
-			return "", err
-		}
-		refs, err := r.Refs()
-		if err != nil {
-			return "", err
-		}
-		for _, ref := range refs {
-			names = append(names, strings.TrimPrefix(ref.Name, "refs/tags/"))
-		}
+	pkg := strings.Trim(up.Package, "/")
+	if up.WorkspaceName != "" {
+		return ff.workspaceRevision(ctx, ix, pkg, up.WorkspaceName, tags)
 	}
-	best, ok := porch.Latest(pkg, names)
-	if !ok {
+	best, i := porch.LatestOf(pkg, tags, func(t forge.Tag) string { return t.Name })
+	if i < 0 {
 		return "", fmt.Errorf("upstream %s has no published revision of %s (no tag %s/v<N>)", up.Repo, pkg, pkg)
 	}
 	return porch.RevisionName(best), nil
@@ -412,38 +397,14 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 	return commits
 }
 
-// workspaceRevision resolves upstream.workspaceName: the published
-// revision whose commit's kpt trailer names the workspace.
-func (ff *forgeFetcher) workspaceRevision(ctx context.Context, up *config.Upstream) (string, error) {
-	pkg := strings.Trim(up.Package, "/")
-	ix, ok, err := ff.source(up.Repo)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		r, err := ff.other.Git.Repo(ctx, up.Repo)
-		if err != nil {
-			return "", err
-		}
-		refs, err := r.Refs()
-		if err != nil {
-			return "", err
-		}
-		tags := make([]variant.Tagged, len(refs))
-		for i, ref := range refs {
-			tags[i] = variant.Tagged{Name: ref.Name, Commit: ref.Commit}
-		}
-		return variant.WorkspaceRevision(pkg, up.WorkspaceName, tags, r.CommitMessage)
-	}
-	list, err := ff.b.listTags(ctx, ix.f, ix.repo)
-	if err != nil {
-		return "", err
-	}
+// workspaceRevision resolves upstream.workspaceName on a forge: the
+// published revision whose commit's kpt trailer names the workspace.
+func (ff *forgeFetcher) workspaceRevision(ctx context.Context, ix indexed, pkg, ws string, list []forge.Tag) (string, error) {
 	tags := make([]variant.Tagged, len(list))
 	for i, t := range list {
 		tags[i] = variant.Tagged{Name: t.Name, Commit: t.SHA}
 	}
-	return variant.WorkspaceRevision(pkg, up.WorkspaceName, tags, func(sha string) (string, error) {
+	return variant.WorkspaceRevision(pkg, ws, tags, func(sha string) (string, error) {
 		commits, err := ix.f.Log(ctx, ix.repo, "", sha)
 		if err != nil || len(commits) == 0 {
 			return "", errors.Join(err, fmt.Errorf("no commit %s", sha))

@@ -89,7 +89,7 @@ func Run(ctx context.Context, store *gitstore.Store, branch string, opts Options
 			return nil, err
 		}
 	}
-	r := &reconciler{store: store, branch: branch, upstreams: resolver{src}}
+	r := &reconciler{store: store, branch: branch, upstreams: variant.Direct{Client: src}}
 	if err := r.load(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func Run(ctx context.Context, store *gitstore.Store, branch string, opts Options
 type reconciler struct {
 	store     *gitstore.Store
 	branch    string
-	upstreams resolver
+	upstreams variant.Direct
 	cfg       *config.File
 	tip       string // registered branch commit
 	refs      []fetch.GitRef

@@ -1,4 +1,4 @@
-package reconcile
+package variant
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/porch"
-	"github.com/kptbot/kptbot/variant"
 )
 
-// resolver is the planner's upstream resolver on plain git: upstreams are
-// fetched directly (git, OCI registries, HTTP archives).
-type resolver struct {
+// Direct is the planner's upstream Resolver for upstreams reached
+// directly (git remotes, OCI registries, HTTP archives): the CLI's for
+// every upstream, the bot's for those off its forges.
+type Direct struct {
 	*sources.Client
 }
 
@@ -24,7 +24,7 @@ type resolver struct {
 // package, the highest of the versions to try that exists for an archive
 // URL template (a fixed archive URL has no revisions: ""); anything else
 // is used as given.
-func (r resolver) Latest(ctx context.Context, up *config.Upstream) (string, error) {
+func (r Direct) Latest(ctx context.Context, up *config.Upstream) (string, error) {
 	if up.Revision != "" && up.Revision != config.DefaultRevision {
 		return up.Revision, nil
 	}
@@ -56,7 +56,7 @@ func (r resolver) Latest(ctx context.Context, up *config.Upstream) (string, erro
 }
 
 // workspaceRevision resolves upstream.workspaceName on a git upstream.
-func (r resolver) workspaceRevision(ctx context.Context, up *config.Upstream) (string, error) {
+func (r Direct) workspaceRevision(ctx context.Context, up *config.Upstream) (string, error) {
 	repo, err := r.Git.Repo(ctx, up.Repo)
 	if err != nil {
 		return "", err
@@ -65,9 +65,9 @@ func (r resolver) workspaceRevision(ctx context.Context, up *config.Upstream) (s
 	if err != nil {
 		return "", err
 	}
-	tags := make([]variant.Tagged, len(refs))
+	tags := make([]Tagged, len(refs))
 	for i, ref := range refs {
-		tags[i] = variant.Tagged{Name: ref.Name, Commit: ref.Commit}
+		tags[i] = Tagged{Name: ref.Name, Commit: ref.Commit}
 	}
-	return variant.WorkspaceRevision(strings.Trim(up.Package, "/"), up.WorkspaceName, tags, repo.CommitMessage)
+	return WorkspaceRevision(strings.Trim(up.Package, "/"), up.WorkspaceName, tags, repo.CommitMessage)
 }
