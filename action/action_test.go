@@ -149,6 +149,40 @@ func TestDetectTriggers(t *testing.T) {
 	}
 }
 
+// TestGitLabMergeRequestForkRule runs merge request pipelines through
+// Detect: only a merge request whose source and target project ids are the
+// same well-formed id is not a fork (a fork never gets secrets).
+func TestGitLabMergeRequestForkRule(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		source, target string
+		wantFork       bool
+	}{
+		{"same project", "42", "42", false},
+		{"another project", "7", "42", true},
+		{"source id missing", "", "42", true},
+		{"target id missing", "42", "", true},
+		{"both missing", "", "", true},
+		{"leading zero", "042", "42", true},
+		{"not a number on both sides", "x", "x", true},
+		{"negative on both sides", "-1", "-1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env, err := Detect(lookup(gitlabEnv(map[string]string{"CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": "3",
+				"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "a", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+				"CI_MERGE_REQUEST_SOURCE_PROJECT_ID": tc.source, "CI_MERGE_REQUEST_PROJECT_ID": tc.target})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch := env.Trigger.Event.Change; ch == nil || ch.FromFork != tc.wantFork {
+				t.Fatalf("change %+v: FromFork want %v", ch, tc.wantFork)
+			}
+		})
+	}
+}
+
 func TestCommandEscaping(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -52,7 +52,7 @@ type e2eWorld struct {
 // Setup's forge, API and git hosts, and the bot over it. (On GitLab the
 // bot's login is the token's user; the fake's is known.)
 func newBot(_ context.Context, s Setup) (Bot, error) {
-	var f forge.Forge
+	var f forge.Resolver
 	switch s.Forge {
 	case forge.GitHub:
 		client, err := github.NewTokenClient(s.Token, s.APIURL)
@@ -60,15 +60,15 @@ func newBot(_ context.Context, s Setup) (Bot, error) {
 			return nil, err
 		}
 		client.GitURL = s.ServerURL + "/"
-		f = client
+		f = forge.Static(client)
 	case forge.GitLab:
 		client, err := gitlab.NewClient(nil, s.APIURL, s.Token)
 		if err != nil {
 			return nil, err
 		}
-		f = client
+		f = forge.Static(client)
 	}
-	return bot.New(bot.Options{Forges: map[string]forge.Forge{s.Forge: f}, Name: "kptbot", Login: "kptbot[bot]",
+	return bot.New(bot.Options{Forges: map[string]forge.Resolver{s.Forge: f}, Name: "kptbot", Login: "kptbot[bot]",
 		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}, Logger: s.Logger, DryRun: s.DryRun})
 }
 

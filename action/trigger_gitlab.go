@@ -1,13 +1,9 @@
 package action
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -126,7 +122,7 @@ func gitlabTrigger(getenv func(string) string, source, delivery string, repo for
 
 // relayed normalizes a webhook body that reached the job through a trigger.
 func relayed(t Trigger, hook, delivery string, body []byte, repo forge.Repo) (Trigger, error) {
-	ev, err := normalizeGitLab(hook, delivery, body)
+	ev, err := gitlab.Normalize(hook, delivery, body)
 	if err != nil {
 		return Trigger{}, fmt.Errorf("the relayed %s: %w", hook, err)
 	}
@@ -184,25 +180,6 @@ func hookForObjectKind(body []byte) string {
 	return ""
 }
 
-// normalizeGitLab runs a body through the webhook intake the server uses.
-// The intake authenticates by token; the body here was vouched for by the
-// trigger (see gitlabTrigger), so a one-off token is made for the call.
-func normalizeGitLab(hook, delivery string, body []byte) (forge.Event, error) {
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return forge.Event{}, fmt.Errorf("making a one-off token: %w", err)
-	}
-	secret := hex.EncodeToString(raw[:])
-	r, err := http.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	if err != nil {
-		return forge.Event{}, err
-	}
-	r.Header.Set(gitlab.HeaderEvent, hook)
-	r.Header.Set(gitlab.HeaderToken, secret)
-	r.Header.Set(gitlab.HeaderIdempotencyKey, delivery)
-	return gitlab.ParseWebhook(r, []byte(secret), 0)
-}
-
 // readPayload reads KPTBOT_PAYLOAD: inline JSON, or the path of a file.
 func readPayload(v string) ([]byte, error) {
 	v = strings.TrimSpace(v)
@@ -249,7 +226,7 @@ func mergeRequestEvent(getenv func(string) string, delivery string, repo forge.R
 			"kptbot acts on the target project, so run the pipeline there (a fork's pipeline has no access to its token)", repo.FullName, p)
 	}
 	title := getenv("CI_MERGE_REQUEST_TITLE")
-	draft := isDraftTitle(title)
+	draft := gitlab.IsDraftTitle(title)
 	if d := getenv("CI_MERGE_REQUEST_DRAFT"); d != "" {
 		draft = d == "true"
 	}
@@ -264,7 +241,7 @@ func mergeRequestEvent(getenv func(string) string, delivery string, repo forge.R
 		BaseRef:  v[2],
 		BaseSHA:  orDefault(getenv("CI_MERGE_REQUEST_TARGET_BRANCH_SHA"), getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")),
 		Labels:   splitList(getenv("CI_MERGE_REQUEST_LABELS")),
-		FromFork: isFork(getenv("CI_MERGE_REQUEST_SOURCE_PROJECT_ID"), getenv("CI_MERGE_REQUEST_PROJECT_ID")),
+		FromFork: gitlab.IsFork(gitlab.ProjectID(getenv("CI_MERGE_REQUEST_SOURCE_PROJECT_ID")), gitlab.ProjectID(getenv("CI_MERGE_REQUEST_PROJECT_ID"))),
 	}
 	if u := getenv("CI_MERGE_REQUEST_PROJECT_URL"); u != "" {
 		change.URL = strings.TrimSuffix(u, "/") + "/-/merge_requests/" + v[0]
@@ -281,24 +258,6 @@ func mergeRequestEvent(getenv func(string) string, delivery string, repo forge.R
 	ev.Sender.Login = getenv("GITLAB_USER_LOGIN")
 	ev.Sender.ID, _ = strconv.ParseInt(getenv("GITLAB_USER_ID"), 10, 64)
 	return ev, nil
-}
-
-// isFork reports whether a merge request's source project differs from its
-// target; a missing id counts as a fork, as in the webhook intake, so such
-// a change never gets secrets.
-func isFork(source, target string) bool {
-	return source == "" || target == "" || source != target
-}
-
-// isDraftTitle is GitLab's draft rule (the same as the webhook intake's),
-// for instances older than CI_MERGE_REQUEST_DRAFT.
-func isDraftTitle(title string) bool {
-	for _, p := range [...]string{"[draft]", "(draft)", "draft:"} {
-		if len(title) >= len(p) && strings.EqualFold(title[:len(p)], p) {
-			return true
-		}
-	}
-	return false
 }
 
 func splitList(s string) []string {

@@ -20,8 +20,9 @@ import (
 
 // Options configures a Bot.
 type Options struct {
-	// Forges maps a forge name (forge.GitHub, forge.GitLab) to its adapter.
-	Forges map[string]forge.Forge
+	// Forges maps a forge name (forge.GitHub, forge.GitLab) to its
+	// identity there: forge.Static of a token's client, or a GitHub App.
+	Forges map[string]forge.Resolver
 	// Name is what commands address: /Name and @Name.
 	Name string
 	// Login is the bot's own account (e.g. "kptbot[bot]"): its comments
@@ -135,10 +136,16 @@ type repoCtx struct {
 	fanOut map[string]string
 }
 
-func (b *Bot) forgeFor(r forge.Repo) (forge.Forge, error) {
-	f, ok := b.opts.Forges[r.Forge]
+// forgeFor resolves the forge acting on r (a GitHub App: the installation
+// holding it); callers resolve once per work item and keep the result.
+func (b *Bot) forgeFor(ctx context.Context, r forge.Repo) (forge.Forge, error) {
+	res, ok := b.opts.Forges[r.Forge]
 	if !ok {
-		return nil, fmt.Errorf("repository %s is on forge %q, which this bot is not configured for", r.FullName, r.Forge)
+		return forge.Forge{}, fmt.Errorf("repository %s is on forge %q, which this bot is not configured for", r.FullName, r.Forge)
+	}
+	f, err := res.For(ctx, r)
+	if err != nil {
+		return forge.Forge{}, fmt.Errorf("repository %s: %w", r.FullName, err)
 	}
 	return f, nil
 }
@@ -146,10 +153,15 @@ func (b *Bot) forgeFor(r forge.Repo) (forge.Forge, error) {
 // open loads a repository's configuration from its default branch (never
 // from a change's head, so a change cannot alter the rules it is judged by).
 func (b *Bot) open(ctx context.Context, r forge.Repo, out *Outcome) (*repoCtx, error) {
-	f, err := b.forgeFor(r)
+	f, err := b.forgeFor(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	return b.openWith(ctx, f, r, out)
+}
+
+// openWith is open on an already resolved forge.
+func (b *Bot) openWith(ctx context.Context, f forge.Forge, r forge.Repo, out *Outcome) (*repoCtx, error) {
 	if r.DefaultBranch == "" {
 		r.DefaultBranch = "main"
 	}

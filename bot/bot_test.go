@@ -51,7 +51,7 @@ func newFixture(t *testing.T, kptbotYAML string) *fixture {
 	for _, u := range []string{"alice", "bob", "carol", "dana"} {
 		fake.Perms[site.FullName+":"+u] = forge.PermissionWrite
 	}
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestFunctionPolicy(t *testing.T) {
 	}
 	f, _ := fx.fake.OpenChange(ctx, site, forge.ChangeSpec{Head: "fork", Base: "main", Title: "fork"})
 	f.FromFork = true
-	if b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: forkFake{fx.fake}}, Name: "kptbot", Functions: fx.bot.opts.Functions}); err == nil {
+	if b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(forkFake{fx.fake})}, Name: "kptbot", Functions: fx.bot.opts.Functions}); err == nil {
 		ev := forge.Event{Forge: forge.GitHub, Repo: site, Kind: forge.EventChangeOpened, Sender: forge.User{Login: "mallory"}, Change: &f}
 		if _, err := b.Handle(ctx, ev); err != nil {
 			t.Fatal(err)
@@ -472,7 +472,7 @@ func TestNoDashboardWithoutPackages(t *testing.T) {
 	fake := forgetest.New()
 	empty := forge.Repo{Forge: forge.GitHub, FullName: "acme/website", DefaultBranch: "main"}
 	fake.Seed(empty, "main", map[string][]byte{"index.html": []byte("<p>hi</p>\n")})
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}})
+	b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}})
 	if err != nil {
 		t.Fatal(err)
 	}

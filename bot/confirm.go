@@ -8,31 +8,21 @@ import (
 	"github.com/kptbot/kptbot/forge"
 )
 
-// commentReader is an adapter whose webhook deliveries cannot vouch for a
-// comment's author and text: GitLab's one webhook token is shared by
-// every project it is configured on, and in CI mode the payload is a
-// pipeline variable any Developer can set. Such a comment is read back
-// from the forge's API by id before any command in it runs. (A GitHub
-// delivery is signed by GitHub itself over the whole body.)
-type commentReader interface {
-	ReadComment(ctx context.Context, repo forge.Repo, number int, id int64) (forge.Comment, error)
-}
-
 // confirmComment replaces ev's comment by the forge's own record of it
 // when the adapter can read one back. It returns why the comment is not
 // acted on ("" when it is): gone from the forge, written by someone other
 // than the delivery says, or with other text (edited since, or never
 // written so), or by a bot.
 func (b *Bot) confirmComment(ctx context.Context, ev *forge.Event) (string, error) {
-	f, err := b.forgeFor(ev.Repo)
+	f, err := b.forgeFor(ctx, ev.Repo)
 	if err != nil {
 		return "", err
 	}
-	cr, ok := f.(commentReader)
-	if !ok {
+	// forge.CommentReader says which adapters must read comments back.
+	got, err := f.ReadComment(ctx, ev.Repo, ev.Change.Number, ev.Comment.ID)
+	if errors.Is(err, forge.ErrNotSupported) {
 		return "", nil
 	}
-	got, err := cr.ReadComment(ctx, ev.Repo, ev.Change.Number, ev.Comment.ID)
 	if errors.Is(err, forge.ErrNotFound) {
 		return "the comment is not on the forge (deleted, or never written)", nil
 	}

@@ -14,7 +14,7 @@ func (b *Bot) ReportFailure(ctx context.Context, ev forge.Event, retrying bool) 
 	if ev.Change == nil || b.opts.DryRun {
 		return nil
 	}
-	f, err := b.forgeFor(ev.Repo)
+	f, err := b.forgeFor(ctx, ev.Repo)
 	if err != nil {
 		return err
 	}

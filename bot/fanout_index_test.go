@@ -28,7 +28,7 @@ func newFleet(t testing.TB, downstreams int) *fleet {
 	t.Helper()
 	fake := forgetest.New()
 	fleettest.Seed(t, fake, downstreams)
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]",
+	b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}, Name: "kptbot", Login: "kptbot[bot]",
 		NewFanOut: func(b *Bot) (FanOuter, error) { return inlineFanOut{b}, nil }})
 	if err != nil {
 		t.Fatal(err)

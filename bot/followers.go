@@ -87,7 +87,7 @@ func (b *Bot) dispatchTo(ctx context.Context, upstream forge.Repo, pkg string, r
 		return []VariantAction{a}, nil
 	}
 	payload := map[string]any{"upstream": upstream.FullName, "cloneURL": upstream.CloneURL, "package": pkg}
-	f, err := b.forgeFor(r)
+	f, err := b.forgeFor(ctx, r)
 	if err == nil {
 		err = f.Dispatch(ctx, r, DispatchEventType, payload)
 	}

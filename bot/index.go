@@ -42,7 +42,7 @@ func (b *Bot) RefreshIndex(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listing %s repositories: %w", n, err)
 		}
-		all = append(all, b.readIndexed(ctx, f, n, repos)...)
+		all = append(all, b.readIndexed(ctx, n, repos)...)
 	}
 	gen, probs := expandSets(all)
 	b.index.mu.Lock()
@@ -53,7 +53,7 @@ func (b *Bot) RefreshIndex(ctx context.Context) error {
 
 // readIndexed reads the configuration of repos, indexWorkers at a time,
 // keeping their order.
-func (b *Bot) readIndexed(ctx context.Context, f forge.Forge, forgeName string, repos []forge.Repo) []indexed {
+func (b *Bot) readIndexed(ctx context.Context, forgeName string, repos []forge.Repo) []indexed {
 	out := make([]indexed, len(repos))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -62,7 +62,7 @@ func (b *Bot) readIndexed(ctx context.Context, f forge.Forge, forgeName string, 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = b.readOne(ctx, f, forgeName, repos[i])
+				out[i] = b.readOne(ctx, forgeName, repos[i])
 			}
 		}()
 	}
@@ -76,15 +76,20 @@ func (b *Bot) readIndexed(ctx context.Context, f forge.Forge, forgeName string, 
 
 // readOne is one repository's index entry (no config when it has none or
 // an invalid one).
-func (b *Bot) readOne(ctx context.Context, f forge.Forge, forgeName string, r forge.Repo) indexed {
+func (b *Bot) readOne(ctx context.Context, forgeName string, r forge.Repo) indexed {
 	if r.Forge == "" {
 		r.Forge = forgeName
 	}
 	if r.DefaultBranch == "" {
 		r.DefaultBranch = "main"
 	}
+	f, err := b.forgeFor(ctx, r)
+	if err != nil {
+		// Kept, so the failure shows where the repository is used.
+		f = forge.Unavailable(err)
+	}
 	var out Outcome
-	rc, err := b.open(ctx, r, &out)
+	rc, err := b.openWith(ctx, f, r, &out)
 	ix := indexed{f: f, repo: r}
 	if err == nil && rc.cfgPath != "" {
 		ix.cfg = rc.cfg
@@ -97,8 +102,7 @@ func (b *Bot) readOne(ctx context.Context, f forge.Forge, forgeName string, r fo
 // the generated variants recomputed, without re-reading every other
 // repository. Nothing happens before the first full build.
 func (b *Bot) indexRepo(ctx context.Context, r forge.Repo) {
-	f, err := b.forgeFor(r)
-	if err != nil {
+	if _, ok := b.opts.Forges[r.Forge]; !ok {
 		return
 	}
 	b.index.mu.Lock()
@@ -107,7 +111,7 @@ func (b *Bot) indexRepo(ctx context.Context, r forge.Repo) {
 	if !built {
 		return
 	}
-	entry := b.readOne(ctx, f, r.Forge, r)
+	entry := b.readOne(ctx, r.Forge, r)
 	b.replaceIndexed(r, &entry)
 }
 
@@ -163,7 +167,7 @@ type tagEntry struct {
 }
 
 // listTags is f.ListTags(r) through the cache.
-func (b *Bot) listTags(ctx context.Context, f forge.Forge, r forge.Repo) ([]forge.Tag, error) {
+func (b *Bot) listTags(ctx context.Context, f forge.RefLister, r forge.Repo) ([]forge.Tag, error) {
 	k := RepoKey(r)
 	c := &b.tags
 	c.mu.Lock()

@@ -33,7 +33,7 @@ func TestVariantFollowsOCIUpstream(t *testing.T) {
 	fake := forgetest.New()
 	site := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-oci", DefaultBranch: "main"}
 	fake.Seed(site, "main", map[string][]byte{"kptbot.yaml": []byte("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns\nspec:\n  upstream: {repo: \"" + repo + "\", package: basens}\n  downstream: {package: team-ns}\n")})
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: fake}})
+	b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (b *Bot) reportInternalError(ctx context.Context, r forge.Repo, number int)
 	if b.opts.DryRun {
 		return
 	}
-	f, err := b.forgeFor(r)
+	f, err := b.forgeFor(ctx, r)
 	if err != nil {
 		return
 	}

@@ -34,7 +34,7 @@ func TestPanicInOneChangeIsReported(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, "")
 	pf := &panickyForge{Fake: fx.fake}
-	b, err := New(Options{Forges: map[string]forge.Forge{forge.GitHub: pf}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := New(Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(pf)}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {
 		t.Fatal(err)
 	}

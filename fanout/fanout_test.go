@@ -42,7 +42,7 @@ func newFleetWith(t testing.TB, downstreams int, set func(*bot.Options)) *fleet 
 	fake := forgetest.New()
 	fleettest.Seed(t, fake, downstreams)
 	reg := prometheus.NewRegistry()
-	opts := bot.Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]", NewFanOut: For(reg, nil)}
+	opts := bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}, Name: "kptbot", Login: "kptbot[bot]", NewFanOut: For(reg, nil)}
 	set(&opts)
 	b, err := bot.New(opts)
 	if err != nil {

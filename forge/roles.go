@@ -95,8 +95,8 @@ type ChangeUpdate struct {
 	Labels      []string
 }
 
-// Changes opens, reads, updates, closes and merges changes.
-type Changes interface {
+// ChangeReader reads changes and their reviews.
+type ChangeReader interface {
 	// ListChangesByHead returns the changes (any state) whose head is the
 	// branch head of this repository.
 	ListChangesByHead(ctx context.Context, repo Repo, head string) ([]Change, error)
@@ -104,6 +104,11 @@ type Changes interface {
 	ListOpenChanges(ctx context.Context, repo Repo) ([]Change, error)
 	// GetChange returns one change; ErrNotFound when there is none.
 	GetChange(ctx context.Context, repo Repo, number int) (Change, error)
+	ListReviews(ctx context.Context, repo Repo, number int) ([]Review, error)
+}
+
+// ChangeWriter opens, updates, closes and merges changes.
+type ChangeWriter interface {
 	OpenChange(ctx context.Context, repo Repo, spec ChangeSpec) (Change, error)
 	UpdateChange(ctx context.Context, repo Repo, number int, u ChangeUpdate) (Change, error)
 	CloseChange(ctx context.Context, repo Repo, number int) error
@@ -112,7 +117,17 @@ type Changes interface {
 	// checks, conflicts, a draft, mergeability still being computed), an
 	// error wrapping ErrNotMergeable with the forge's reason.
 	Merge(ctx context.Context, repo Repo, number int, expectedHeadSHA, method string) (mergeSHA string, err error)
-	ListReviews(ctx context.Context, repo Repo, number int) ([]Review, error)
+}
+
+// CommentReader reads one comment back by id. An adapter implements it
+// when its webhook deliveries cannot vouch for a comment's author and
+// text: GitLab's one webhook token is shared by every project it is
+// configured on, and in CI mode the payload is a pipeline variable any
+// Developer can set. Such a comment is read back from the forge's API
+// before any command in it runs. (A GitHub delivery is signed by GitHub
+// itself over the whole body, so its adapter has no such role.)
+type CommentReader interface {
+	ReadComment(ctx context.Context, repo Repo, number int, id int64) (Comment, error)
 }
 
 // Tagger creates tags.
@@ -255,22 +270,4 @@ type RepoLister interface {
 // served by another installation goes this way.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, repo Repo, eventType string, payload map[string]any) error
-}
-
-// Forge is every role together, as the bot's full view of a forge.
-type Forge interface {
-	FileReader
-	TreeReader
-	CommitLogger
-	RefLister
-	Pusher
-	Changes
-	Tagger
-	Commenter
-	Issues
-	Teams
-	Permissions
-	Checks
-	RepoLister
-	Dispatcher
 }

@@ -31,8 +31,8 @@ func newBot(opts bot.Options) (*bot.Bot, error) {
 }
 
 // NewDemoBot is the bot `kptbot demo` runs on an in-memory forge.
-func NewDemoBot(f forge.Forge, login string) (*bot.Bot, error) {
-	return newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: f}, Name: "kptbot", Login: login})
+func NewDemoBot(f forge.Resolver, login string) (*bot.Bot, error) {
+	return newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: f}, Name: "kptbot", Login: login})
 }
 
 // Server is the server `kptbot serve` runs for a; the configuration's resync,
@@ -51,7 +51,7 @@ const MaxWebhookBody = 25 << 20
 // NewActionBot and NewDemoBot, through the same newBot.
 type App struct {
 	Config  *config.Server
-	Forges  map[string]forge.Forge
+	Forges  map[string]forge.Resolver
 	Bot     *bot.Bot
 	Parsers map[string]WebhookParser
 	// Secrets per forge, for replay.
@@ -64,10 +64,10 @@ type App struct {
 // configuration describes (dryRun: the bot writes nothing).
 func NewApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prometheus.Registerer, dryRun bool) (*App, error) {
 	logins := map[string]string{}
-	a := &App{Config: cfg, Forges: map[string]forge.Forge{}, Parsers: map[string]WebhookParser{}, Secrets: map[string][]byte{}}
+	a := &App{Config: cfg, Forges: map[string]forge.Resolver{}, Parsers: map[string]WebhookParser{}, Secrets: map[string][]byte{}}
 	var listers []func(ctx context.Context) ([]forge.Repo, error)
 	if g := cfg.GitHub; g != nil {
-		f, list, err := githubForge(cfg, g, reg)
+		f, self, list, err := githubForge(cfg, g, reg)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func NewApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		if cfg.BotLogin == "" {
 			// The bot trusts only comments by its own account, so it must
 			// know it: ask GitHub rather than guess.
-			login, err := githubLogin(ctx, f)
+			login, err := self(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("github: finding the bot's login (or set botLogin): %w", err)
 			}
@@ -114,7 +114,7 @@ func NewApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 			return nil, fmt.Errorf("gitlab: reading the token's user: %w", err)
 		}
 		logins[forge.GitLab] = self.Login
-		a.Forges[forge.GitLab], a.Secrets[forge.GitLab] = c, secret
+		a.Forges[forge.GitLab], a.Secrets[forge.GitLab] = forge.Static(c), secret
 		a.Parsers[forge.GitLab] = func(r *http.Request) (forge.Event, error) { return gitlab.ParseWebhook(r, secret, MaxWebhookBody) }
 		listers = append(listers, projectLister(c, g.Projects))
 	}
@@ -138,18 +138,6 @@ func NewApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 	return a, nil
 }
 
-// githubLogin is the account the GitHub side acts as.
-func githubLogin(ctx context.Context, f forge.Forge) (string, error) {
-	switch c := f.(type) {
-	case *github.AppForge:
-		return c.Login(ctx)
-	case *github.Client:
-		u, err := c.Self(ctx)
-		return u.Login, err
-	}
-	return "", fmt.Errorf("unknown GitHub client %T", f)
-}
-
 // webhookSecret reads a forge's webhook secret, which is required: a
 // delivery that cannot be verified is never accepted.
 func webhookSecret(cfg *config.Server, forgeName, file, env string) ([]byte, error) {
@@ -164,38 +152,42 @@ func webhookSecret(cfg *config.Server, forgeName, file, env string) ([]byte, err
 }
 
 // githubForge builds the GitHub side: every installation of an App, or one
-// token; and what a resync covers.
-func githubForge(cfg *config.Server, g *config.GitHubServer, reg prometheus.Registerer) (forge.Forge, func(context.Context) ([]forge.Repo, error), error) {
+// token; the account it acts as; and what a resync covers.
+func githubForge(cfg *config.Server, g *config.GitHubServer, reg prometheus.Registerer) (forge.Resolver, func(context.Context) (string, error), func(context.Context) ([]forge.Repo, error), error) {
 	metrics, err := github.NewMetrics(reg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if g.AppID != 0 {
 		key, err := cfg.Secret(g.PrivateKeyFile, config.EnvGitHubPrivateKey)
 		if err != nil {
-			return nil, nil, fmt.Errorf("github private key: %w", err)
+			return nil, nil, nil, fmt.Errorf("github private key: %w", err)
 		}
 		f, err := github.NewAppForge(g.AppID, key, g.BaseURL, func(c *github.Client, id int64) {
 			c.Instrument(metrics, fmt.Sprintf("installation-%d", id))
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return f, f.ListRepos, nil
+		return f, f.Login, f.ListRepos, nil
 	}
 	token, err := cfg.Secret(g.TokenFile, config.EnvGitHubToken)
 	if err != nil || len(token) == 0 {
-		return nil, nil, fmt.Errorf("github: appID + privateKeyFile, or tokenFile (or $%s), is required: %v", config.EnvGitHubToken, err)
+		return nil, nil, nil, fmt.Errorf("github: appID + privateKeyFile, or tokenFile (or $%s), is required: %v", config.EnvGitHubToken, err)
 	}
 	c, err := github.NewTokenClient(string(token), g.BaseURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	c.Instrument(metrics, "token")
-	if len(g.Repositories) == 0 {
-		return c, c.ListRepos, nil
+	self := func(ctx context.Context) (string, error) {
+		u, err := c.Self(ctx)
+		return u.Login, err
 	}
-	return c, projectLister(c, g.Repositories), nil
+	if len(g.Repositories) == 0 {
+		return forge.Static(c), self, c.ListRepos, nil
+	}
+	return forge.Static(c), self, projectLister(c, g.Repositories), nil
 }
 
 // projectLister lists the named repositories among those the identity
@@ -232,27 +224,25 @@ func projectLister(l forge.RepoLister, names []string) func(context.Context) ([]
 }
 
 // ReplayEvent parses a recorded payload through the same normalizer a
-// delivery goes through (GitLab's, with the configured token).
+// delivery goes through.
 func (a *App) ReplayEvent(forgeName, event, file string) (forge.Event, error) {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		return forge.Event{}, fmt.Errorf("reading payload: %w", err)
 	}
-	secret, ok := a.Secrets[forgeName]
-	if !ok {
+	if _, ok := a.Secrets[forgeName]; !ok {
 		return forge.Event{}, fmt.Errorf("--forge %q is not configured in the server config", forgeName)
 	}
+	if int64(len(body)) > MaxWebhookBody {
+		return forge.Event{}, fmt.Errorf("payload %s: %w: %d bytes, limit %d", file, forge.ErrTooLarge, len(body), MaxWebhookBody)
+	}
 	id := "replay-" + filepath.Base(file)
+	// A file on the operator's disk needs no signature or token check.
 	switch forgeName {
 	case forge.GitHub:
-		// A file on the operator's disk needs no signature check.
 		return github.Normalize(event, id, body)
 	case forge.GitLab:
-		req, _ := http.NewRequest(http.MethodPost, "/webhooks/gitlab", strings.NewReader(string(body)))
-		req.Header.Set(gitlab.HeaderEvent, event)
-		req.Header.Set(gitlab.HeaderToken, string(secret))
-		req.Header.Set(gitlab.HeaderIdempotencyKey, id)
-		return gitlab.ParseWebhook(req, secret, MaxWebhookBody)
+		return gitlab.Normalize(event, id, body)
 	}
 	return forge.Event{}, fmt.Errorf("--forge %q: want github or gitlab", forgeName)
 }
@@ -271,7 +261,7 @@ func NewActionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
 		// Clone URLs come from the event; repositories named in
 		// kptbot.yaml are cloned from the server's root.
 		c.GitURL = s.ServerURL + "/"
-		opts.Forges = map[string]forge.Forge{forge.GitHub: c}
+		opts.Forges = map[string]forge.Resolver{forge.GitHub: forge.Static(c)}
 		// The bot trusts only its own comments, so it must know its
 		// account: GITHUB_TOKEN's, unless the bot-login input names the
 		// App's (<app-slug>[bot]).
@@ -288,7 +278,7 @@ func NewActionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts.Forges = map[string]forge.Forge{forge.GitLab: c}
+		opts.Forges = map[string]forge.Resolver{forge.GitLab: forge.Static(c)}
 		opts.Logins[forge.GitLab] = self.Login
 	}
 	return newBot(opts)

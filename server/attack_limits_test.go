@@ -20,7 +20,7 @@ func newGHWorldWith(t *testing.T, set func(*bot.Options)) *ghWorld {
 		t.Fatal(err)
 	}
 	client.GitURL = w.gh.GitURL
-	opts := bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"}
+	opts := bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(client)}, Name: "kptbot", Login: "kptbot[bot]"}
 	set(&opts)
 	b, err := newBot(opts)
 	if err != nil {

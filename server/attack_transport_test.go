@@ -117,7 +117,7 @@ func TestAttackGitHubPayloadCloneURL(t *testing.T) {
 	client.GitAuth = func(context.Context) (transport.AuthMethod, error) {
 		return &githttp.BasicAuth{Username: "x-access-token", Password: "ghs_installation_token"}, nil
 	}
-	b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(client)}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {
 		t.Fatal(err)
 	}

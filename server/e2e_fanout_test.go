@@ -70,7 +70,7 @@ func TestFanOutAcrossForgesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: ghc, forge.GitLab: glc}, Name: "kptbot", Login: "kptbot[bot]",
+	b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(ghc), forge.GitLab: forge.Static(glc)}, Name: "kptbot", Login: "kptbot[bot]",
 		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func newGHWorld(t *testing.T, replicas int) *ghWorld {
 			t.Fatal(err)
 		}
 		client.GitURL = w.gh.GitURL
-		b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]"})
+		b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(client)}, Name: "kptbot", Login: "kptbot[bot]"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func newGLWorldReplicas(t *testing.T, replicas int) *glWorld {
 	for i := 0; i < replicas; i++ {
 		// The bot's GitHub login stays the default; on GitLab it is the
 		// token's user, whose notes alone hold the bot's state.
-		b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitLab: w.client()}, Name: "kptbot", Login: "kptbot[bot]",
+		b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitLab: forge.Static(w.client())}, Name: "kptbot", Login: "kptbot[bot]",
 			Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}})
 		if err != nil {
 			t.Fatal(err)

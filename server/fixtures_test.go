@@ -48,7 +48,7 @@ func newFleet(t testing.TB, downstreams int) *fleet {
 	t.Helper()
 	fake := forgetest.New()
 	fleettest.Seed(t, fake, downstreams)
-	b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: fake}, Name: "kptbot", Login: "kptbot[bot]"})
+	b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(fake)}, Name: "kptbot", Login: "kptbot[bot]"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestReplicaProcess(t *testing.T) {
 	}
 	client.GitURL = cfg.Git
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	b, err := newBot(bot.Options{Forges: map[string]forge.Forge{forge.GitHub: client}, Name: "kptbot", Login: "kptbot[bot]", Logger: log})
+	b, err := newBot(bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(client)}, Name: "kptbot", Login: "kptbot[bot]", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

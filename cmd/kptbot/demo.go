@@ -160,7 +160,7 @@ func runDemo(ctx context.Context, w io.Writer) error {
 	for _, u := range []string{"alice", "bob"} {
 		fake.Perms[up.FullName+":"+u] = forge.PermissionWrite
 	}
-	b, err := server.NewDemoBot(fake, fake.BotLogin)
+	b, err := server.NewDemoBot(forge.Static(fake), fake.BotLogin)
 	if err != nil {
 		return err
 	}

@@ -2,17 +2,13 @@ package main
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/gitlab"
+	"github.com/kptbot/kptbot/server"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +29,7 @@ Without it, the payload is trusted (for inspecting captured deliveries).`,
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", args[0], err)
 			}
-			secret := []byte("kptbot-webhook-parse-unverified")
+			var secret []byte
 			verify := secretFile != ""
 			if verify {
 				if secret, err = os.ReadFile(secretFile); err != nil {
@@ -41,24 +37,25 @@ Without it, the payload is trusted (for inspecting captured deliveries).`,
 				}
 				secret = bytes.TrimRight(secret, "\r\n")
 			}
-			r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+			if int64(len(body)) > server.MaxWebhookBody {
+				return fmt.Errorf("%s: %w: %d bytes, limit %d", args[0], forge.ErrTooLarge, len(body), server.MaxWebhookBody)
+			}
 			var ev forge.Event
 			switch forgeName {
 			case forge.GitHub:
-				r.Header.Set("X-GitHub-Event", event)
-				r.Header.Set("X-GitHub-Delivery", "cli")
-				if signature == "" || !verify {
-					m := hmac.New(sha256.New, secret)
-					m.Write(body)
-					signature = "sha256=" + hex.EncodeToString(m.Sum(nil))
+				// Without --signature the secret signs the body itself.
+				if verify && signature != "" {
+					if err := github.VerifySignature(secret, body, signature); err != nil {
+						return err
+					}
 				}
-				r.Header.Set("X-Hub-Signature-256", signature)
-				ev, err = github.ParseWebhook(r, secret, 0)
+				ev, err = github.Normalize(event, "cli", body)
 			case forge.GitLab:
-				r.Header.Set(gitlab.HeaderEvent, event)
-				r.Header.Set(gitlab.HeaderToken, string(secret))
-				r.Header.Set(gitlab.HeaderIdempotencyKey, "cli")
-				ev, err = gitlab.ParseWebhook(r, secret, 0)
+				// GitLab's token is the secret itself: only an empty one fails.
+				if verify && len(bytes.TrimSpace(secret)) == 0 {
+					return fmt.Errorf("--secret-file: %w: the secret is empty", forge.ErrUnauthorized)
+				}
+				ev, err = gitlab.Normalize(event, "cli", body)
 			default:
 				return fmt.Errorf("--forge %q: expected github or gitlab", forgeName)
 			}

@@ -9,10 +9,11 @@ import (
 	"github.com/kptbot/kptbot/forge"
 )
 
-// Harness is a forge under test plus the two things only a test can do on
-// it: create a repository with content, and review a change as a human.
+// Harness is a forge adapter under test (the roles forge.Compose finds on
+// it, and its repository listing) plus the two things only a test can do
+// on it: create a repository with content, and review a change as a human.
 type Harness interface {
-	forge.Forge
+	forge.RepoLister
 	Seed(r forge.Repo, branch string, files map[string][]byte) string
 	Review(r forge.Repo, number int, rv forge.Review)
 }
@@ -28,25 +29,27 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("ReadFile", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		h.Seed(repo, "main", map[string][]byte{"Kptfile": []byte("kind: Kptfile\n")})
-		got, err := h.ReadFile(ctx, repo, "main", "Kptfile")
+		got, err := f.ReadFile(ctx, repo, "main", "Kptfile")
 		if err != nil || string(got) != "kind: Kptfile\n" {
 			t.Fatalf("ReadFile(main, Kptfile) = %q, %v", got, err)
 		}
-		if _, err := h.ReadFile(ctx, repo, "main", "missing.yaml"); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.ReadFile(ctx, repo, "main", "missing.yaml"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("ReadFile(missing file) error = %v, want ErrNotFound", err)
 		}
-		if _, err := h.ReadFile(ctx, repo, "no-such-branch", "Kptfile"); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.ReadFile(ctx, repo, "no-such-branch", "Kptfile"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("ReadFile(missing ref) error = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("ListTree", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		h.Seed(repo, "main", map[string][]byte{
 			"sites/a/Kptfile": []byte("a"), "sites/a/cm.yaml": []byte("b"), "sites/ab/Kptfile": []byte("c"), "README.md": []byte("d"),
 		})
-		got, err := h.ListTree(ctx, repo, "main", "sites/a")
+		got, err := f.ListTree(ctx, repo, "main", "sites/a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,29 +57,30 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 			t.Errorf("ListTree(sites/a) = %v, want %v (sites/ab is a sibling, not a child)", got, want)
 		}
-		if all, err := h.ListTree(ctx, repo, "main", ""); err != nil || len(all) != 4 {
+		if all, err := f.ListTree(ctx, repo, "main", ""); err != nil || len(all) != 4 {
 			t.Errorf("ListTree(root) = %v, %v; want 4 files", all, err)
 		}
-		if _, err := h.ListTree(ctx, repo, "nope", ""); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.ListTree(ctx, repo, "nope", ""); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("ListTree(missing ref) error = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("ChecksReposDispatch", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		sha := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
 		ok := forge.CheckReport{Name: "kptbot/render", HeadSHA: sha, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered"}
-		if err := h.ReportCheck(ctx, repo, ok); err != nil {
+		if err := f.ReportCheck(ctx, repo, ok); err != nil {
 			t.Fatalf("ReportCheck: %v", err)
 		}
 		bad := ok
 		bad.Conclusion = ""
-		if err := h.ReportCheck(ctx, repo, bad); err == nil {
+		if err := f.ReportCheck(ctx, repo, bad); err == nil {
 			t.Error("ReportCheck(completed without conclusion) succeeded, want an error")
 		}
 		missing := ok
 		missing.HeadSHA = "0000000000000000000000000000000000000000"
-		if err := h.ReportCheck(ctx, repo, missing); !errors.Is(err, forge.ErrNotFound) {
+		if err := f.ReportCheck(ctx, repo, missing); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("ReportCheck(unknown commit) error = %v, want ErrNotFound", err)
 		}
 		repos, err := h.ListRepos(ctx)
@@ -93,36 +97,37 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 				}
 			}
 		}
-		if err := h.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
+		if err := f.Dispatch(ctx, repo, "kptbot-upstream-tag", map[string]any{"tag": "pkg/v1"}); err != nil {
 			t.Errorf("Dispatch: %v", err)
 		}
-		if err := h.Dispatch(ctx, forge.Repo{FullName: "acme/none"}, "kptbot-upstream-tag", nil); !errors.Is(err, forge.ErrNotFound) {
+		if err := f.Dispatch(ctx, forge.Repo{FullName: "acme/none"}, "kptbot-upstream-tag", nil); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("Dispatch(missing repo) error = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("PushIsCompareAndSwap", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n"), "b.yaml": []byte("b: 1\n")})
 		files := map[string][]byte{"a.yaml": []byte("a: 2\n"), "b.yaml": nil}
-		first, err := h.PushFiles(ctx, repo, "kptbot/update", "", base, files, "update")
+		first, err := f.PushFiles(ctx, repo, "kptbot/update", "", base, files, "update")
 		if err != nil {
 			t.Fatalf("creating branch: %v", err)
 		}
-		if _, err := h.ReadFile(ctx, repo, first, "b.yaml"); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.ReadFile(ctx, repo, first, "b.yaml"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("nil content did not delete b.yaml: %v", err)
 		}
-		if _, err := h.PushFiles(ctx, repo, "kptbot/update", "", base, files, "again"); !errors.Is(err, forge.ErrConflict) {
+		if _, err := f.PushFiles(ctx, repo, "kptbot/update", "", base, files, "again"); !errors.Is(err, forge.ErrConflict) {
 			t.Errorf("creating an existing branch: error = %v, want ErrConflict", err)
 		}
-		if _, err := h.PushFiles(ctx, repo, "kptbot/update", base, base, files, "stale"); !errors.Is(err, forge.ErrConflict) {
+		if _, err := f.PushFiles(ctx, repo, "kptbot/update", base, base, files, "stale"); !errors.Is(err, forge.ErrConflict) {
 			t.Errorf("push with stale oldSHA: error = %v, want ErrConflict (a human's commit would be lost)", err)
 		}
-		second, err := h.PushFiles(ctx, repo, "kptbot/update", first, first, map[string][]byte{"c.yaml": []byte("c: 1\n")}, "more")
+		second, err := f.PushFiles(ctx, repo, "kptbot/update", first, first, map[string][]byte{"c.yaml": []byte("c: 1\n")}, "more")
 		if err != nil {
 			t.Fatalf("push with current oldSHA: %v", err)
 		}
-		branches, err := h.ListBranches(ctx, repo)
+		branches, err := f.ListBranches(ctx, repo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,57 +138,58 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("MergeOnlyTheApprovedHead", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
-		approved, err := h.PushFiles(ctx, repo, "draft/v1", "", base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "v1")
+		approved, err := f.PushFiles(ctx, repo, "draft/v1", "", base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "v1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "v1", Draft: true})
+		c, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "v1", Draft: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "dup"}); !errors.Is(err, forge.ErrConflict) {
+		if _, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "draft/v1", Base: "main", Title: "dup"}); !errors.Is(err, forge.ErrConflict) {
 			t.Errorf("second open change for one head: error = %v, want ErrConflict", err)
 		}
 		if c.HeadSHA != approved {
 			t.Fatalf("OpenChange head = %s, want %s", c.HeadSHA, approved)
 		}
-		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrNotMergeable) {
+		if _, err := f.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrNotMergeable) {
 			t.Errorf("merging a draft: error = %v, want ErrNotMergeable", err)
 		}
 		ready := false
-		if _, err := h.UpdateChange(ctx, repo, c.Number, forge.ChangeUpdate{Draft: &ready}); err != nil {
+		if _, err := f.UpdateChange(ctx, repo, c.Number, forge.ChangeUpdate{Draft: &ready}); err != nil {
 			t.Fatal(err)
 		}
 		h.Review(repo, c.Number, forge.Review{State: forge.ReviewApproved, Reviewer: forge.User{Login: "alice"}, CommitSHA: approved})
-		moved, err := h.PushFiles(ctx, repo, "draft/v1", approved, approved, map[string][]byte{"evil.yaml": []byte("x: 1\n")}, "after approval")
+		moved, err := f.PushFiles(ctx, repo, "draft/v1", approved, approved, map[string][]byte{"evil.yaml": []byte("x: 1\n")}, "after approval")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrConflict) {
+		if _, err := f.Merge(ctx, repo, c.Number, approved, "merge"); !errors.Is(err, forge.ErrConflict) {
 			t.Fatalf("merging after the head moved: error = %v, want ErrConflict (an unapproved SHA would be published)", err)
 		}
-		sha, err := h.Merge(ctx, repo, c.Number, moved, "merge")
+		sha, err := f.Merge(ctx, repo, c.Number, moved, "merge")
 		if err != nil {
 			t.Fatalf("merging the current head: %v", err)
 		}
-		if got, err := h.ReadFile(ctx, repo, "main", "evil.yaml"); err != nil || string(got) != "x: 1\n" {
+		if got, err := f.ReadFile(ctx, repo, "main", "evil.yaml"); err != nil || string(got) != "x: 1\n" {
 			t.Errorf("main after merge: evil.yaml = %q, %v", got, err)
 		}
-		if err := h.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
+		if err := f.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
 			t.Fatalf("CreateTag: %v", err)
 		}
-		if err := h.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
+		if err := f.CreateTag(ctx, repo, "pkg/v1", sha, "v1"); err != nil {
 			t.Errorf("CreateTag again at the same commit must succeed (retries): %v", err)
 		}
-		if err := h.CreateTag(ctx, repo, "pkg/v1", base, "v1"); !errors.Is(err, forge.ErrConflict) {
+		if err := f.CreateTag(ctx, repo, "pkg/v1", base, "v1"); !errors.Is(err, forge.ErrConflict) {
 			t.Errorf("moving a published tag: error = %v, want ErrConflict", err)
 		}
-		tags, err := h.ListTags(ctx, repo)
+		tags, err := f.ListTags(ctx, repo)
 		if err != nil || len(tags) != 1 || tags[0] != (forge.Tag{Name: "pkg/v1", SHA: sha}) {
 			t.Errorf("ListTags = %v, %v; want [pkg/v1 %s]", tags, err, sha)
 		}
-		reviews, err := h.ListReviews(ctx, repo, c.Number)
+		reviews, err := f.ListReviews(ctx, repo, c.Number)
 		if err != nil || len(reviews) != 1 || reviews[0].CommitSHA != approved {
 			t.Errorf("ListReviews = %v, %v; want alice's approval of %s", reviews, err, approved)
 		}
@@ -191,53 +197,55 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("ChangesByHeadAndClose", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
-		if _, err := h.PushFiles(ctx, repo, "kptbot/x", "", base, map[string][]byte{"a.yaml": []byte("a: 3\n")}, "x"); err != nil {
+		if _, err := f.PushFiles(ctx, repo, "kptbot/x", "", base, map[string][]byte{"a.yaml": []byte("a: 3\n")}, "x"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "no-such-branch", Base: "main"}); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "no-such-branch", Base: "main"}); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("OpenChange on a missing head: error = %v, want ErrNotFound", err)
 		}
-		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/x", Base: "main", Title: "x", Labels: []string{"kptbot"}})
+		c, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/x", Base: "main", Title: "x", Labels: []string{"kptbot"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.CloseChange(ctx, repo, c.Number); err != nil {
+		if err := f.CloseChange(ctx, repo, c.Number); err != nil {
 			t.Fatal(err)
 		}
-		got, err := h.ListChangesByHead(ctx, repo, "kptbot/x")
+		got, err := f.ListChangesByHead(ctx, repo, "kptbot/x")
 		if err != nil || len(got) != 1 || got[0].State != "closed" {
 			t.Errorf("ListChangesByHead after close = %v, %v", got, err)
 		}
-		if err := h.CloseChange(ctx, repo, 999); !errors.Is(err, forge.ErrNotFound) {
+		if err := f.CloseChange(ctx, repo, 999); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("CloseChange(999) error = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("Comments", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
-		if _, err := h.PushFiles(ctx, repo, "kptbot/y", "", base, map[string][]byte{"a.yaml": []byte("a: 4\n")}, "y"); err != nil {
+		if _, err := f.PushFiles(ctx, repo, "kptbot/y", "", base, map[string][]byte{"a.yaml": []byte("a: 4\n")}, "y"); err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/y", Base: "main", Title: "y"})
+		c, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "kptbot/y", Base: "main", Title: "y"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm, err := h.Comment(ctx, repo, c.Number, "rendered")
+		cm, err := f.Comment(ctx, repo, c.Number, "rendered")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.EditComment(ctx, repo, c.Number, cm.ID, "rendered again"); err != nil {
+		if err := f.EditComment(ctx, repo, c.Number, cm.ID, "rendered again"); err != nil {
 			t.Errorf("EditComment: %v", err)
 		}
-		if err := h.React(ctx, repo, c.Number, cm.ID, "+1"); err != nil {
+		if err := f.React(ctx, repo, c.Number, cm.ID, "+1"); err != nil {
 			t.Errorf("React: %v", err)
 		}
-		if err := h.EditComment(ctx, repo, c.Number, cm.ID+1000, "x"); !errors.Is(err, forge.ErrNotFound) {
+		if err := f.EditComment(ctx, repo, c.Number, cm.ID+1000, "x"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("EditComment(missing) error = %v, want ErrNotFound", err)
 		}
-		list, err := h.ListComments(ctx, repo, c.Number)
+		list, err := f.ListComments(ctx, repo, c.Number)
 		if err != nil || len(list) != 1 || list[0].ID != cm.ID || list[0].Body != "rendered again" {
 			t.Errorf("ListComments = %+v, %v; want the one edited comment", list, err)
 		}
@@ -245,34 +253,35 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("ReadTreeAndDeleteBranch", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"pkgs/a/Kptfile": []byte("k\n"), "pkgs/a/sub/cm.yaml": []byte("c\n"), "pkgs/ab/Kptfile": []byte("x\n")})
-		snap, err := h.ReadTree(ctx, repo, "main", "pkgs/a")
+		snap, err := f.ReadTree(ctx, repo, "main", "pkgs/a")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if snap.Commit != base || len(snap.Files) != 2 || string(snap.Files["Kptfile"]) != "k\n" || string(snap.Files["sub/cm.yaml"]) != "c\n" {
 			t.Errorf("ReadTree(main, pkgs/a) = %s %v; want %s with Kptfile and sub/cm.yaml", snap.Commit, snap.Files, base)
 		}
-		if snap, err := h.ReadTree(ctx, repo, base, "nothing/here"); err != nil || len(snap.Files) != 0 {
+		if snap, err := f.ReadTree(ctx, repo, base, "nothing/here"); err != nil || len(snap.Files) != 0 {
 			t.Errorf("ReadTree(empty dir) = %v, %v; want no files and no error", snap.Files, err)
 		}
-		if _, err := h.ReadTree(ctx, repo, "no-such-ref", ""); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.ReadTree(ctx, repo, "no-such-ref", ""); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("ReadTree(missing ref) error = %v, want ErrNotFound", err)
 		}
-		tip, err := h.PushFiles(ctx, repo, "drafts/a/v1", "", base, map[string][]byte{"pkgs/a/Kptfile": []byte("k2\n")}, "edit")
+		tip, err := f.PushFiles(ctx, repo, "drafts/a/v1", "", base, map[string][]byte{"pkgs/a/Kptfile": []byte("k2\n")}, "edit")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", base); !errors.Is(err, forge.ErrConflict) {
+		if err := f.DeleteBranch(ctx, repo, "drafts/a/v1", base); !errors.Is(err, forge.ErrConflict) {
 			t.Errorf("DeleteBranch(stale sha) error = %v, want ErrConflict (a pushed commit would be lost)", err)
 		}
-		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
+		if err := f.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
 			t.Errorf("DeleteBranch: %v", err)
 		}
-		if err := h.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
+		if err := f.DeleteBranch(ctx, repo, "drafts/a/v1", tip); err != nil {
 			t.Errorf("DeleteBranch(already gone) = %v, want success", err)
 		}
-		branches, _ := h.ListBranches(ctx, repo)
+		branches, _ := f.ListBranches(ctx, repo)
 		if hasBranch(branches, "drafts/a/v1", tip) {
 			t.Errorf("branch still listed after delete: %v", branches)
 		}
@@ -280,16 +289,17 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 	t.Run("Log", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
-		one, err := h.PushFiles(ctx, repo, "main", base, base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "basens: raise a\n\nbecause")
+		one, err := f.PushFiles(ctx, repo, "main", base, base, map[string][]byte{"a.yaml": []byte("a: 2\n")}, "basens: raise a\n\nbecause")
 		if err != nil {
 			t.Fatal(err)
 		}
-		two, err := h.PushFiles(ctx, repo, "main", one, one, map[string][]byte{"b.yaml": []byte("b: 1\n")}, "basens: add b")
+		two, err := f.PushFiles(ctx, repo, "main", one, one, map[string][]byte{"b.yaml": []byte("b: 1\n")}, "basens: add b")
 		if err != nil {
 			t.Fatal(err)
 		}
-		log, err := h.Log(ctx, repo, base, "main")
+		log, err := f.Log(ctx, repo, base, "main")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,56 +307,57 @@ func Contract(t *testing.T, newHarness func(t *testing.T) Harness) {
 			len(log[1].Parents) == 0 || log[1].Parents[0] != base {
 			t.Errorf("Log(base, main) = %+v; want %s (add b) then %s (raise a)", log, two, one)
 		}
-		if _, err := h.Log(ctx, repo, base, "no-such-ref"); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.Log(ctx, repo, base, "no-such-ref"); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("Log(missing ref) error = %v, want ErrNotFound", err)
 		}
 	})
 
 	t.Run("OpenChangesAndIssues", func(t *testing.T) {
 		h := newHarness(t)
+		f := forge.Compose(h)
 		base := h.Seed(repo, "main", map[string][]byte{"a.yaml": []byte("a: 1\n")})
 		for _, b := range []string{"x", "y"} {
-			if _, err := h.PushFiles(ctx, repo, b, "", base, map[string][]byte{b + ".yaml": []byte("v: 1\n")}, b); err != nil {
+			if _, err := f.PushFiles(ctx, repo, b, "", base, map[string][]byte{b + ".yaml": []byte("v: 1\n")}, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cx, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "x", Base: "main", Title: "x", Body: "body x"})
+		cx, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "x", Base: "main", Title: "x", Body: "body x"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cy, err := h.OpenChange(ctx, repo, forge.ChangeSpec{Head: "y", Base: "main", Title: "y", Draft: true})
+		cy, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: "y", Base: "main", Title: "y", Draft: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.CloseChange(ctx, repo, cx.Number); err != nil {
+		if err := f.CloseChange(ctx, repo, cx.Number); err != nil {
 			t.Fatal(err)
 		}
-		open, err := h.ListOpenChanges(ctx, repo)
+		open, err := f.ListOpenChanges(ctx, repo)
 		if err != nil || len(open) != 1 || open[0].Number != cy.Number || !open[0].Draft {
 			t.Errorf("ListOpenChanges = %+v, %v; want only draft #%d", open, err, cy.Number)
 		}
-		got, err := h.GetChange(ctx, repo, cx.Number)
+		got, err := f.GetChange(ctx, repo, cx.Number)
 		if err != nil || got.State != "closed" || got.Body != "body x" || got.HeadRef != "x" {
 			t.Errorf("GetChange(#%d) = %+v, %v; want the closed change with its body", cx.Number, got, err)
 		}
-		if _, err := h.GetChange(ctx, repo, 9999); !errors.Is(err, forge.ErrNotFound) {
+		if _, err := f.GetChange(ctx, repo, 9999); !errors.Is(err, forge.ErrNotFound) {
 			t.Errorf("GetChange(9999) error = %v, want ErrNotFound", err)
 		}
-		is, err := h.OpenIssue(ctx, repo, "kptbot dashboard", "v1", []string{"kptbot-dashboard"})
+		is, err := f.OpenIssue(ctx, repo, "kptbot dashboard", "v1", []string{"kptbot-dashboard"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.EditIssue(ctx, repo, is.Number, "kptbot dashboard", "v2"); err != nil {
+		if err := f.EditIssue(ctx, repo, is.Number, "kptbot dashboard", "v2"); err != nil {
 			t.Fatal(err)
 		}
-		list, err := h.ListIssues(ctx, repo, "kptbot-dashboard")
+		list, err := f.ListIssues(ctx, repo, "kptbot-dashboard")
 		if err != nil || len(list) != 1 || list[0].Number != is.Number || list[0].Body != "v2" {
 			t.Errorf("ListIssues = %+v, %v; want the edited dashboard", list, err)
 		}
-		if list, err := h.ListIssues(ctx, repo, "other"); err != nil || len(list) != 0 {
+		if list, err := f.ListIssues(ctx, repo, "other"); err != nil || len(list) != 0 {
 			t.Errorf("ListIssues(other label) = %+v, %v; want none", list, err)
 		}
-		if ok, err := h.TeamMember(ctx, repo, "acme/platform", "mallory"); err != nil || ok {
+		if ok, err := f.TeamMember(ctx, repo, "acme/platform", "mallory"); err != nil || ok {
 			t.Errorf("TeamMember(non-member) = %v, %v; want false", ok, err)
 		}
 	})

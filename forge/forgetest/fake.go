@@ -67,7 +67,24 @@ type Dispatched struct {
 	Payload   map[string]any
 }
 
-var _ forge.Forge = (*Fake)(nil)
+// Every role forge.Compose looks for, checked at compile time.
+var (
+	_ forge.FileReader   = (*Fake)(nil)
+	_ forge.TreeReader   = (*Fake)(nil)
+	_ forge.CommitLogger = (*Fake)(nil)
+	_ forge.RefLister    = (*Fake)(nil)
+	_ forge.Pusher       = (*Fake)(nil)
+	_ forge.ChangeReader = (*Fake)(nil)
+	_ forge.ChangeWriter = (*Fake)(nil)
+	_ forge.Tagger       = (*Fake)(nil)
+	_ forge.Commenter    = (*Fake)(nil)
+	_ forge.Issues       = (*Fake)(nil)
+	_ forge.Teams        = (*Fake)(nil)
+	_ forge.Permissions  = (*Fake)(nil)
+	_ forge.Checks       = (*Fake)(nil)
+	_ forge.Dispatcher   = (*Fake)(nil)
+	_ forge.RepoLister   = (*Fake)(nil)
+)
 
 // New returns an empty fake forge.
 func New() *Fake {
@@ -244,7 +261,7 @@ func (f *Fake) PushFiles(_ context.Context, r forge.Repo, branch, oldSHA, base s
 	return sha, nil
 }
 
-// ListChangesByHead implements forge.Changes.
+// ListChangesByHead implements forge.ChangeReader.
 func (f *Fake) ListChangesByHead(_ context.Context, r forge.Repo, head string) ([]forge.Change, error) {
 	unlock, err := f.enter("ListChangesByHead")
 	if err != nil {
@@ -261,7 +278,7 @@ func (f *Fake) ListChangesByHead(_ context.Context, r forge.Repo, head string) (
 	return out, nil
 }
 
-// OpenChange implements forge.Changes.
+// OpenChange implements forge.ChangeWriter.
 func (f *Fake) OpenChange(_ context.Context, r forge.Repo, s forge.ChangeSpec) (forge.Change, error) {
 	unlock, err := f.enter("OpenChange")
 	if err != nil {
@@ -285,7 +302,7 @@ func (f *Fake) OpenChange(_ context.Context, r forge.Repo, s forge.ChangeSpec) (
 	return *c, nil
 }
 
-// UpdateChange implements forge.Changes.
+// UpdateChange implements forge.ChangeWriter.
 func (f *Fake) UpdateChange(_ context.Context, r forge.Repo, number int, u forge.ChangeUpdate) (forge.Change, error) {
 	unlock, err := f.enter("UpdateChange")
 	if err != nil {
@@ -311,7 +328,7 @@ func (f *Fake) UpdateChange(_ context.Context, r forge.Repo, number int, u forge
 	return *c, nil
 }
 
-// CloseChange implements forge.Changes.
+// CloseChange implements forge.ChangeWriter.
 func (f *Fake) CloseChange(_ context.Context, r forge.Repo, number int) error {
 	unlock, err := f.enter("CloseChange")
 	if err != nil {
@@ -326,7 +343,7 @@ func (f *Fake) CloseChange(_ context.Context, r forge.Repo, number int) error {
 	return nil
 }
 
-// Merge implements forge.Changes: it merges exactly expectedHeadSHA.
+// Merge implements forge.ChangeWriter: it merges exactly expectedHeadSHA.
 func (f *Fake) Merge(_ context.Context, r forge.Repo, number int, expectedHeadSHA, _ string) (string, error) {
 	unlock, err := f.enter("Merge")
 	if err != nil {
@@ -362,7 +379,7 @@ func (f *Fake) Merge(_ context.Context, r forge.Repo, number int, expectedHeadSH
 	return sha, nil
 }
 
-// ListReviews implements forge.Changes.
+// ListReviews implements forge.ChangeReader.
 func (f *Fake) ListReviews(_ context.Context, r forge.Repo, number int) ([]forge.Review, error) {
 	unlock, err := f.enter("ListReviews")
 	if err != nil {
@@ -705,7 +722,7 @@ func (f *Fake) DeleteBranch(_ context.Context, r forge.Repo, branch, expectedSHA
 	return nil
 }
 
-// ListOpenChanges implements forge.Changes.
+// ListOpenChanges implements forge.ChangeReader.
 func (f *Fake) ListOpenChanges(_ context.Context, r forge.Repo) ([]forge.Change, error) {
 	unlock, err := f.enter("ListOpenChanges")
 	if err != nil {
@@ -722,7 +739,7 @@ func (f *Fake) ListOpenChanges(_ context.Context, r forge.Repo) ([]forge.Change,
 	return out, nil
 }
 
-// GetChange implements forge.Changes.
+// GetChange implements forge.ChangeReader.
 func (f *Fake) GetChange(_ context.Context, r forge.Repo, number int) (forge.Change, error) {
 	unlock, err := f.enter("GetChange")
 	if err != nil {

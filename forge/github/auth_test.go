@@ -137,7 +137,11 @@ func TestAppForgeRoutesByInstallation(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, name := range []string{"acme/site-a", "other/site-b", "acme/site-a"} {
-		if p, err := a.Permission(ctx, forge.Repo{FullName: name}, "alice"); err != nil || p != forge.PermissionWrite {
+		f, err := a.For(ctx, forge.Repo{FullName: name})
+		if err != nil {
+			t.Fatalf("For(%s): %v", name, err)
+		}
+		if p, err := f.Permission(ctx, forge.Repo{FullName: name}, "alice"); err != nil || p != forge.PermissionWrite {
 			t.Fatalf("Permission(%s) = %v, %v", name, p, err)
 		}
 	}

@@ -229,7 +229,7 @@ func (c *Client) ListBranches(ctx context.Context, r forge.Repo) ([]forge.Branch
 	return out, nil
 }
 
-// ListChangesByHead implements part of forge.Changes: pull requests of any
+// ListChangesByHead implements part of forge.ChangeReader: pull requests of any
 // state whose head is branch head in this repository.
 func (c *Client) ListChangesByHead(ctx context.Context, r forge.Repo, head string) ([]forge.Change, error) {
 	owner, name, err := split(r)
@@ -269,7 +269,7 @@ func change(pr *gh.PullRequest) forge.Change {
 	return c
 }
 
-// ListReviews implements part of forge.Changes; each review keeps the
+// ListReviews implements part of forge.ChangeReader; each review keeps the
 // commit it was given on, so an approval never carries over to a new head.
 func (c *Client) ListReviews(ctx context.Context, r forge.Repo, number int) ([]forge.Review, error) {
 	owner, name, err := split(r)

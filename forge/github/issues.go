@@ -12,7 +12,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 )
 
-// ListOpenChanges implements forge.Changes: every open pull request, for
+// ListOpenChanges implements forge.ChangeReader: every open pull request, for
 // resync.
 func (c *Client) ListOpenChanges(ctx context.Context, r forge.Repo) ([]forge.Change, error) {
 	owner, name, err := split(r)
@@ -34,7 +34,7 @@ func (c *Client) ListOpenChanges(ctx context.Context, r forge.Repo) ([]forge.Cha
 	return out, nil
 }
 
-// GetChange implements forge.Changes.
+// GetChange implements forge.ChangeReader.
 func (c *Client) GetChange(ctx context.Context, r forge.Repo, number int) (forge.Change, error) {
 	owner, name, err := split(r)
 	if err != nil {

@@ -69,7 +69,7 @@ func (c *Client) ReadTree(ctx context.Context, r forge.Repo, ref, dir string) (f
 	return rm.ReadTree(ctx, ref, dir)
 }
 
-// OpenChange implements forge.Changes; labels are added after the pull
+// OpenChange implements forge.ChangeWriter; labels are added after the pull
 // request exists, as GitHub's create call has no labels field.
 func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpec) (forge.Change, error) {
 	owner, name, err := split(r)
@@ -119,7 +119,7 @@ func (c *Client) setLabels(ctx context.Context, owner, name string, number int, 
 	return out, err
 }
 
-// UpdateChange implements forge.Changes. Draft ↔ ready has no REST call:
+// UpdateChange implements forge.ChangeWriter. Draft ↔ ready has no REST call:
 // it goes through GraphQL with the pull request's node id.
 func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u forge.ChangeUpdate) (forge.Change, error) {
 	owner, name, err := split(r)
@@ -190,7 +190,7 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any)
 	return nil
 }
 
-// CloseChange implements forge.Changes.
+// CloseChange implements forge.ChangeWriter.
 func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) error {
 	owner, name, err := split(r)
 	if err != nil {
@@ -202,7 +202,7 @@ func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) erro
 	return nil
 }
 
-// Merge implements forge.Changes. GitHub refuses the merge with 409 ("Head
+// Merge implements forge.ChangeWriter. GitHub refuses the merge with 409 ("Head
 // branch was modified": ErrConflict) when the head is no longer
 // expectedHeadSHA, and with 405 (ErrNotMergeable, GitHub's reason kept)
 // when the pull request cannot be merged: a draft, failing protections,
@@ -434,7 +434,24 @@ func jsonRaw(v any) (json.RawMessage, error) {
 	return json.RawMessage(b), err
 }
 
-var _ forge.Forge = (*Client)(nil)
+// Every role forge.Compose looks for, checked at compile time.
+var (
+	_ forge.FileReader   = (*Client)(nil)
+	_ forge.TreeReader   = (*Client)(nil)
+	_ forge.CommitLogger = (*Client)(nil)
+	_ forge.RefLister    = (*Client)(nil)
+	_ forge.Pusher       = (*Client)(nil)
+	_ forge.ChangeReader = (*Client)(nil)
+	_ forge.ChangeWriter = (*Client)(nil)
+	_ forge.Tagger       = (*Client)(nil)
+	_ forge.Commenter    = (*Client)(nil)
+	_ forge.Issues       = (*Client)(nil)
+	_ forge.Teams        = (*Client)(nil)
+	_ forge.Permissions  = (*Client)(nil)
+	_ forge.Checks       = (*Client)(nil)
+	_ forge.Dispatcher   = (*Client)(nil)
+	_ forge.RepoLister   = (*Client)(nil)
+)
 
 // Log implements forge.CommitLogger over git (one fetch, no REST calls).
 func (c *Client) Log(ctx context.Context, r forge.Repo, from, to string) ([]forge.Commit, error) {

@@ -30,7 +30,7 @@ type approvalState struct {
 	} `json:"approved_by"`
 }
 
-// ListReviews implements forge.Changes with GitLab's approvals: one
+// ListReviews implements forge.ChangeReader with GitLab's approvals: one
 // approved Review per user currently in approved_by (a revoked approval is
 // gone from that list, so it never appears).
 //

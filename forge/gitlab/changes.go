@@ -19,7 +19,7 @@ const draftPrefix = "Draft: "
 
 // stripDraft removes every leading draft marker from a title.
 func stripDraft(title string) string {
-	for isDraftTitle(title) {
+	for IsDraftTitle(title) {
 		switch {
 		case strings.HasPrefix(strings.ToLower(title), "draft:"):
 			title = title[len("draft:"):]
@@ -45,9 +45,9 @@ func draftTitle(title string, draft bool) string {
 func change(mr *gl.BasicMergeRequest, baseSHA string) forge.Change {
 	c := forge.Change{
 		Number: int(mr.IID), Title: stripDraft(mr.Title), Body: mr.Description,
-		Draft: mr.Draft || isDraftTitle(mr.Title), State: changeState(mr.State),
+		Draft: mr.Draft || IsDraftTitle(mr.Title), State: changeState(mr.State),
 		HeadRef: mr.SourceBranch, HeadSHA: mr.SHA, BaseRef: mr.TargetBranch, BaseSHA: baseSHA,
-		Labels: mr.Labels, URL: mr.WebURL, FromFork: isFork(mr.SourceProjectID, mr.TargetProjectID),
+		Labels: mr.Labels, URL: mr.WebURL, FromFork: IsFork(mr.SourceProjectID, mr.TargetProjectID),
 		Merged: mr.State == "merged",
 	}
 	if mr.Author != nil {
@@ -98,17 +98,17 @@ func (c *Client) listChanges(ctx context.Context, r forge.Repo, op string, opt *
 	return out, nil
 }
 
-// ListChangesByHead implements forge.Changes: merge requests of any state
+// ListChangesByHead implements forge.ChangeReader: merge requests of any state
 // from branch head of this project (not a fork's branch of that name).
 func (c *Client) ListChangesByHead(ctx context.Context, r forge.Repo, head string) ([]forge.Change, error) {
 	return c.listChanges(ctx, r, fmt.Sprintf("listing merge requests from %s in %s", head, r.FullName),
 		&gl.ListProjectMergeRequestsOptions{State: gl.Ptr("all"), SourceBranch: gl.Ptr(head)},
 		func(mr *gl.BasicMergeRequest) bool {
-			return mr.SourceBranch == head && !isFork(mr.SourceProjectID, mr.TargetProjectID)
+			return mr.SourceBranch == head && !IsFork(mr.SourceProjectID, mr.TargetProjectID)
 		})
 }
 
-// ListOpenChanges implements forge.Changes: every open merge request,
+// ListOpenChanges implements forge.ChangeReader: every open merge request,
 // forks' included (FromFork set).
 func (c *Client) ListOpenChanges(ctx context.Context, r forge.Repo) ([]forge.Change, error) {
 	return c.listChanges(ctx, r, "listing open merge requests of "+r.FullName,
@@ -116,7 +116,7 @@ func (c *Client) ListOpenChanges(ctx context.Context, r forge.Repo) ([]forge.Cha
 		func(*gl.BasicMergeRequest) bool { return true })
 }
 
-// GetChange implements forge.Changes.
+// GetChange implements forge.ChangeReader.
 func (c *Client) GetChange(ctx context.Context, r forge.Repo, number int) (forge.Change, error) {
 	mr, err := c.getMR(ctx, r, number)
 	if err != nil {
@@ -137,7 +137,7 @@ func (c *Client) getMR(ctx context.Context, r forge.Repo, number int) (*gl.Merge
 	return mr, nil
 }
 
-// OpenChange implements forge.Changes. A draft is opened with the Draft:
+// OpenChange implements forge.ChangeWriter. A draft is opened with the Draft:
 // title prefix; a second open merge request for the same source branch is
 // GitLab's 409, ErrConflict.
 func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpec) (forge.Change, error) {
@@ -163,7 +163,7 @@ func (c *Client) OpenChange(ctx context.Context, r forge.Repo, s forge.ChangeSpe
 	return fullChange(mr), nil
 }
 
-// UpdateChange implements forge.Changes. Draft and title share GitLab's
+// UpdateChange implements forge.ChangeWriter. Draft and title share GitLab's
 // title field, so the new title is computed from both: a title change
 // keeps the draft state, a draft change keeps the title.
 func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u forge.ChangeUpdate) (forge.Change, error) {
@@ -176,7 +176,7 @@ func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u f
 	if err != nil {
 		return forge.Change{}, err
 	}
-	curDraft := cur.Draft || isDraftTitle(cur.Title)
+	curDraft := cur.Draft || IsDraftTitle(cur.Title)
 	title, draft := stripDraft(cur.Title), curDraft
 	if u.Title != nil {
 		title = oneLine(*u.Title)
@@ -206,7 +206,7 @@ func (c *Client) UpdateChange(ctx context.Context, r forge.Repo, number int, u f
 	return fullChange(mr), nil
 }
 
-// CloseChange implements forge.Changes.
+// CloseChange implements forge.ChangeWriter.
 func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) error {
 	id, err := pid(r)
 	if err != nil {
@@ -218,7 +218,7 @@ func (c *Client) CloseChange(ctx context.Context, r forge.Repo, number int) erro
 	return nil
 }
 
-// Merge implements forge.Changes, passing sha so GitLab merges only that
+// Merge implements forge.ChangeWriter, passing sha so GitLab merges only that
 // head: a moved head is GitLab's 409 "SHA does not match HEAD of source
 // branch" (ErrConflict). GitLab's other refusals (405 for a draft, a
 // closed merge request or a pipeline that must succeed, 406/422 for

@@ -368,7 +368,25 @@ func repoOf(p *gl.Project) forge.Repo {
 	}
 }
 
-var _ forge.Forge = (*Client)(nil)
+// Every role forge.Compose looks for, checked at compile time.
+var (
+	_ forge.FileReader    = (*Client)(nil)
+	_ forge.TreeReader    = (*Client)(nil)
+	_ forge.CommitLogger  = (*Client)(nil)
+	_ forge.RefLister     = (*Client)(nil)
+	_ forge.Pusher        = (*Client)(nil)
+	_ forge.ChangeReader  = (*Client)(nil)
+	_ forge.ChangeWriter  = (*Client)(nil)
+	_ forge.Tagger        = (*Client)(nil)
+	_ forge.Commenter     = (*Client)(nil)
+	_ forge.Issues        = (*Client)(nil)
+	_ forge.Teams         = (*Client)(nil)
+	_ forge.Permissions   = (*Client)(nil)
+	_ forge.Checks        = (*Client)(nil)
+	_ forge.Dispatcher    = (*Client)(nil)
+	_ forge.RepoLister    = (*Client)(nil)
+	_ forge.CommentReader = (*Client)(nil)
+)
 
 // Log implements forge.CommitLogger over git (one fetch, no REST calls).
 func (c *Client) Log(ctx context.Context, r forge.Repo, from, to string) ([]forge.Commit, error) {

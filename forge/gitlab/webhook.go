@@ -69,13 +69,25 @@ func ParseWebhook(r *http.Request, secret []byte, maxBody int64) (forge.Event, e
 	if err != nil {
 		return forge.Event{}, err
 	}
-	hook := strings.TrimSpace(r.Header.Get(HeaderEvent))
+	return Normalize(r.Header.Get(HeaderEvent), deliveryID(r.Header), body)
+}
+
+// Normalize turns one GitLab hook body, already authenticated by the
+// caller, into an Event: hook is the X-Gitlab-Event value, delivery the
+// deduplication key. ParseWebhook calls it after checking the token; the
+// CI trigger and replay call it on bodies vouched for otherwise. A body
+// that does not decode as hook says yields forge.ErrBadPayload.
+func Normalize(hook, delivery string, body []byte) (forge.Event, error) {
+	hook = strings.TrimSpace(hook)
 	if hook == "" {
 		return forge.Event{}, fmt.Errorf("gitlab: %w: no %s header", forge.ErrBadPayload, HeaderEvent)
 	}
+	if len(body) == 0 {
+		return forge.Event{}, fmt.Errorf("gitlab: %w: empty body", forge.ErrBadPayload)
+	}
 	ev := forge.Event{
 		Forge:      forge.GitLab,
-		DeliveryID: deliveryID(r.Header),
+		DeliveryID: delivery,
 		Raw:        hook,
 	}
 	switch gl.EventType(hook) {
@@ -340,7 +352,7 @@ func mergeRequest(ev forge.Event, e *gl.MergeEvent) (forge.Event, error) {
 		Number:         int(a.IID),
 		Title:          stripDraft(a.Title), // as GetChange: Draft carries the prefix
 		Body:           a.Description,
-		Draft:          a.Draft || a.WorkInProgress || isDraftTitle(a.Title),
+		Draft:          a.Draft || a.WorkInProgress || IsDraftTitle(a.Title),
 		State:          changeState(a.State),
 		HeadRef:        a.SourceBranch,
 		HeadSHA:        a.LastCommit.ID,
@@ -350,7 +362,7 @@ func mergeRequest(ev forge.Event, e *gl.MergeEvent) (forge.Event, error) {
 		Merged:         a.State == "merged" || a.Action == "merge",
 		MergeCommitSHA: a.MergeCommitSHA,
 		URL:            a.URL,
-		FromFork:       isFork(a.SourceProjectID, a.TargetProjectID),
+		FromFork:       IsFork(a.SourceProjectID, a.TargetProjectID),
 	}
 	switch a.Action {
 	case "open":
@@ -390,8 +402,8 @@ func updateKind(e *gl.MergeEvent) forge.EventKind {
 		return forge.EventChangeSynchronized
 	case ch.Draft.Previous != ch.Draft.Current:
 		return draftKind(ch.Draft.Current)
-	case ch.Title.Previous != ch.Title.Current && isDraftTitle(ch.Title.Previous) != isDraftTitle(ch.Title.Current):
-		return draftKind(isDraftTitle(ch.Title.Current))
+	case ch.Title.Previous != ch.Title.Current && IsDraftTitle(ch.Title.Previous) != IsDraftTitle(ch.Title.Current):
+		return draftKind(IsDraftTitle(ch.Title.Current))
 	default:
 		return forge.EventChangeEdited
 	}
@@ -425,7 +437,7 @@ func mergeRequestNote(ev forge.Event, e *gl.MergeCommentEvent) (forge.Event, err
 		Number:         int(mr.IID),
 		Title:          stripDraft(mr.Title),
 		Body:           mr.Description,
-		Draft:          mr.WorkInProgress || isDraftTitle(mr.Title),
+		Draft:          mr.WorkInProgress || IsDraftTitle(mr.Title),
 		State:          changeState(mr.State),
 		HeadRef:        mr.SourceBranch,
 		HeadSHA:        mr.LastCommit.ID,
@@ -435,7 +447,7 @@ func mergeRequestNote(ev forge.Event, e *gl.MergeCommentEvent) (forge.Event, err
 		Merged:         mr.State == "merged",
 		MergeCommitSHA: mr.MergeCommitSHA,
 		URL:            mr.URL,
-		FromFork:       isFork(mr.SourceProjectID, mr.TargetProjectID),
+		FromFork:       IsFork(mr.SourceProjectID, mr.TargetProjectID),
 	}
 	if n.System {
 		ev.Kind = forge.EventIgnored
@@ -518,18 +530,6 @@ func isBotUsername(login string) bool {
 	return true
 }
 
-// isDraftTitle applies GitLab's current draft rule: the title starts with
-// "[Draft]", "(Draft)" or "Draft:", in any case. (GitLab before 14.0 also
-// took "WIP:" and "[WIP]"; those payloads carry work_in_progress anyway.)
-func isDraftTitle(title string) bool {
-	for _, p := range [...]string{"[draft]", "(draft)", "draft:"} {
-		if len(title) >= len(p) && strings.EqualFold(title[:len(p)], p) {
-			return true
-		}
-	}
-	return false
-}
-
 // changeState maps GitLab's merge request states onto forge's open,
 // closed and merged. "locked" is the short-lived state while a merge is in
 // progress: the change is still open.
@@ -540,13 +540,6 @@ func changeState(s string) string {
 	default:
 		return s
 	}
-}
-
-// isFork reports whether a merge request's source lives in another
-// project. A payload missing either id counts as a fork: such a change
-// must never get secrets.
-func isFork(source, target int64) bool {
-	return source == 0 || target == 0 || source != target
 }
 
 func labelTitles(ls []*gl.EventLabel) []string {

@@ -806,8 +806,8 @@ func TestHelpers(t *testing.T) {
 		"Draft: x": true, "draft:x": true, "[Draft] x": true, "(DRAFT) x": true, "[draft]": true,
 		"x": false, "": false, "Drafting x": false, "WIP: x": false, " Draft: x": false, "Draft x": false,
 	} {
-		if got := isDraftTitle(title); got != want {
-			t.Errorf("isDraftTitle(%q) = %v, want %v", title, got, want)
+		if got := IsDraftTitle(title); got != want {
+			t.Errorf("IsDraftTitle(%q) = %v, want %v", title, got, want)
 		}
 	}
 	for login, want := range map[string]bool{
