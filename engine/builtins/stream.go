@@ -271,33 +271,37 @@ func streamSetImage(cfg *yaml.RNode) (*Stream, error) {
 }
 
 // streamSearchReplace is search-replace; each piece matches and counts
-// on its own (searchreplace.Replacer.Apply).
+// on its own (searchreplace.Replacer.Apply). Results and errors are the
+// catalog's: one result per field without severity, "no matches" when
+// none, and errors quoted after "failed to perform search-replace
+// operation: ".
 func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("failed to perform search-replace operation: %q", err.Error())
+	}
 	if k := kindOf(cfg); !k.isConfigMap() {
-		return nil, fmt.Errorf("functionConfig: expected a ConfigMap with by-* and put-* data, got kind %s", k)
+		return nil, fail(fmt.Errorf("functionConfig: expected a ConfigMap with by-* and put-* data, got kind %s", k))
 	}
 	data, err := stringMap(cfg, "data")
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
 	sr, err := searchreplace.New(data)
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
 	apply := func(items []*yaml.RNode) (Piece, error) {
 		results, count, err := sr.Apply(items)
-		return Piece{results: results, count: count}, err
+		if err != nil {
+			return Piece{}, fail(err)
+		}
+		return Piece{results: results, count: count}, nil
 	}
 	finish := func(pieces []Piece) fn.Results {
-		found := findings(pieces)
-		if len(found) == 0 {
-			return fn.Results{{Message: "no matches", Severity: fn.Info}}
+		if found := findings(pieces); len(found) > 0 {
+			return found
 		}
-		action := "Matched"
-		if sr.Mutates() {
-			action = "Mutated"
-		}
-		return append(found, &fn.Result{Message: fmt.Sprintf("%s %d field(s)", action, total(pieces)), Severity: fn.Info})
+		return fn.Results{{Message: "no matches"}}
 	}
 	return &Stream{apply: apply, finish: finish}, nil
 }

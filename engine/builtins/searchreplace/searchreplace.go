@@ -4,6 +4,7 @@
 package searchreplace
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -98,16 +99,16 @@ func New(data map[string]string) (*Replacer, error) {
 		case putComment:
 			sr.putComment = v
 		default:
-			return nil, fmt.Errorf("functionConfig: invalid matcher %q, must be one of %q", key,
+			return nil, fmt.Errorf("invalid matcher %q, must be one of %q", key,
 				[]string{byValue, byFilePath, byValueRegex, byPath, putValue, putComment})
 		}
 	}
 	if sr.byValue != "" && sr.byValueRegex != "" {
-		return nil, fmt.Errorf("functionConfig: only one of [%q, %q] can be provided", byValue, byValueRegex)
+		return nil, fmt.Errorf("only one of [%q, %q] can be provided", byValue, byValueRegex)
 	}
 	if sr.byValueRegex != "" {
 		if sr.regex, err = regexp.Compile(sr.byValueRegex); err != nil {
-			return nil, fmt.Errorf("functionConfig: %s: %w", byValueRegex, err)
+			return nil, err
 		}
 	}
 	if sr.byPath != "" {
@@ -151,20 +152,22 @@ func (sr *Replacer) putByPath(it *yaml.RNode) error {
 		}
 	}
 	sr.record(sr.byPath, sr.putValue)
+	sr.count++
 	return nil
 }
 
+// record reports one field as the catalog does: no severity, the value as
+// YAML (see scalarText).
 func (sr *Replacer) record(fieldPath, value string) {
 	msg := fmt.Sprintf("Matched field value %q", value)
 	if sr.mutate {
 		msg = fmt.Sprintf("Mutated field value to %q", value)
 	}
-	r := &fn.Result{Message: msg, Severity: fn.Info, Field: &fn.Field{Path: fieldPath}}
+	r := &fn.Result{Message: msg, Field: &fn.Field{Path: fieldPath}}
 	if sr.file != "" {
 		r.File = &fn.File{Path: sr.file}
 	}
 	sr.results = append(sr.results, r)
-	sr.count++
 }
 
 // walk visits every field; elems is the field path so far, one element per
@@ -232,20 +235,35 @@ func (sr *Replacer) visitScalar(n *yaml.Node, elems []string) error {
 		}
 		n.Value, n.Tag = v, yaml.NodeTagEmpty
 	}
-	sr.record(strings.Join(elems, "."), n.Value)
+	sr.count++
+	if sr.file == "" {
+		// the catalog counts the field but reports only fields of files
+		return nil
+	}
+	sr.record(strings.Join(elems, "."), scalarText(n))
 	return nil
+}
+
+// scalarText is a node as the catalog prints it in a result: its YAML
+// text (quoted when YAML would need quotes, a comment put on it included).
+func scalarText(n *yaml.Node) string {
+	s, err := yaml.String(n)
+	if err != nil {
+		return n.Value
+	}
+	return strings.TrimSpace(s)
 }
 
 // commentSequence puts the comment on the key of a matched list, where a
 // setter comment for a list lives.
 func (sr *Replacer) commentSequence(k, v *yaml.Node, elems []string) error {
 	k.LineComment = sr.putComment
+	// the catalog reports the list as YAML in flow style, then folds it
+	v.Style = yaml.FlowStyle
+	text := scalarText(v)
 	v.Style = yaml.FoldedStyle
-	vals := make([]string, 0, len(v.Content))
-	for _, c := range v.Content {
-		vals = append(vals, c.Value)
-	}
-	sr.record(strings.Join(elems, ".")+" # "+sr.putComment, "["+strings.Join(vals, ", ")+"]")
+	sr.record(strings.Join(elems, ".")+" # "+sr.putComment, text)
+	sr.count++
 	return nil
 }
 
@@ -261,7 +279,7 @@ func (sr *Replacer) resolve(value, pattern string) (string, error) {
 		}
 	}
 	if hasCaptureRef(res) {
-		return "", fmt.Errorf("unable to resolve capture groups in %q for value %q", pattern, value)
+		return "", errors.New("unable to resolve capture groups")
 	}
 	return res, nil
 }
