@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -25,55 +24,7 @@ func WithPriority(ctx context.Context, p ratelimit.Priority) context.Context {
 // primary limit pauses the identity until GitHub's retry time, and 5xx
 // answers are retried with backoff. Reads pass straight through.
 func NewScheduledTransport(next http.RoundTripper, s *ratelimit.Scheduler) http.RoundTripper {
-	return &scheduledTransport{next: next, sched: s}
-}
-
-type scheduledTransport struct {
-	next  http.RoundTripper
-	sched *ratelimit.Scheduler
-}
-
-func (t *scheduledTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet || req.Method == http.MethodHead {
-		return t.next.RoundTrip(req)
-	}
-	prio := ratelimit.PriorityFrom(req.Context())
-	var last *http.Response
-	attempt := 0
-	err := t.sched.Do(req.Context(), prio, func(ctx context.Context) error {
-		attempt++
-		r := req
-		if attempt > 1 {
-			if req.GetBody == nil && req.Body != nil {
-				return nil // the body cannot be replayed: give the caller the last answer
-			}
-			r = req.Clone(ctx)
-			if req.GetBody != nil {
-				body, err := req.GetBody()
-				if err != nil {
-					return err
-				}
-				r.Body = body
-			}
-		}
-		if last != nil {
-			io.Copy(io.Discard, last.Body)
-			last.Body.Close()
-			last = nil
-		}
-		resp, err := t.next.RoundTrip(r)
-		if err != nil {
-			return err
-		}
-		last = resp
-		return classify(resp)
-	})
-	if last != nil {
-		// The final answer, successful or not, goes to go-github, which
-		// turns errors into its own types (and apiError into sentinels).
-		return last, nil
-	}
-	return nil, err
+	return ratelimit.Transport(next, s, classify)
 }
 
 // classify reads GitHub's rate-limit signals from a response: Retry-After
@@ -82,10 +33,8 @@ func (t *scheduledTransport) RoundTrip(req *http.Request) (*http.Response, error
 func classify(resp *http.Response) error {
 	switch {
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
-		if s := resp.Header.Get("Retry-After"); s != "" {
-			if secs, err := strconv.Atoi(s); err == nil {
-				return &forge.RateLimitError{RetryAt: time.Now().Add(time.Duration(secs) * time.Second), Reason: "GitHub secondary rate limit"}
-			}
+		if at, ok := ratelimit.RetryAfter(resp.Header, time.Now()); ok {
+			return &forge.RateLimitError{RetryAt: at, Reason: "GitHub secondary rate limit"}
 		}
 		if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
 			if reset, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {

@@ -96,7 +96,9 @@ func NewClient(httpClient *http.Client, baseURL, token string, opts ...Option) (
 	}
 	// client-go copies the HTTP client, so requests leave through a hook
 	// that Instrument can wrap later.
-	hook := &hookTransport{next: &scheduledTransport{next: next, sched: sched, now: o.clock.Now}}
+	// Writes go through the identity's scheduler: a 429 pauses it until
+	// GitLab's Retry-After / RateLimit-Reset, 5xx answers are retried.
+	hook := &hookTransport{next: ratelimit.Transport(next, sched, func(r *http.Response) error { return classify(r, o.clock.Now()) })}
 	hc.Transport = hook
 	c, err := gl.NewClient(token,
 		gl.WithBaseURL(baseURL),
