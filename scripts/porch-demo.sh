@@ -59,6 +59,7 @@ kind: Repository
 metadata: {name: $site}
 spec:
   deployment: true
+  updatePolicy: draft   # leave each variant's revision a draft: a person proposes and approves it
   injectionSources: [sites/$site/]
 ---
 apiVersion: kptbot.dev/v1alpha1
