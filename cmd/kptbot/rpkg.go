@@ -91,14 +91,6 @@ func (f *rpkgFlags) store(ctx context.Context) (*gitstore.Store, error) {
 	return s, nil
 }
 
-// workspaceStore opens the repository for a verb that needs --workspace.
-func (f *rpkgFlags) workspaceStore(ctx context.Context) (*gitstore.Store, error) {
-	if err := f.needWorkspace(); err != nil {
-		return nil, err
-	}
-	return f.store(ctx)
-}
-
 func (f *rpkgFlags) needWorkspace() error {
 	if f.workspace == "" {
 		return fmt.Errorf("--workspace is required: the draft's workspace name (or name the revision: repository.package.workspace, as rpkg get lists it)")
@@ -106,16 +98,33 @@ func (f *rpkgFlags) needWorkspace() error {
 	return nil
 }
 
-// rpkgVerb is one verb taking PACKAGE (or a revision name) and --workspace:
-// run gets the store and the package, and returns what it did.
-func rpkgVerb(use, short string, revision bool, run func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error)) *cobra.Command {
+// verb is an rpkg verb: its usage, the shared flags it takes, whether
+// PACKAGE may be a revision name, and what must be given before the
+// repository is opened (check; default: --workspace).
+type verb struct {
+	use, short                 string
+	args                       int
+	workspace, revision, names bool
+	check                      func(cmd *cobra.Command, f *rpkgFlags, args []string) error
+}
+
+// command builds the verb: run gets the opened store and the arguments,
+// and returns what it did.
+func (v verb) command(run func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error)) *cobra.Command {
 	f := &rpkgFlags{}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Use:   v.use,
+		Short: v.short,
+		Args:  cobra.ExactArgs(v.args),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
+			check := v.check
+			if check == nil {
+				check = func(*cobra.Command, *rpkgFlags, []string) error { return f.needWorkspace() }
+			}
+			if err := check(cmd, f, args); err != nil {
+				return err
+			}
+			s, err := f.store(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -127,8 +136,10 @@ func rpkgVerb(use, short string, revision bool, run func(cmd *cobra.Command, f *
 			return nil
 		},
 	}
-	f.add(cmd, true, revision)
-	f.acceptNames(cmd)
+	f.add(cmd, v.workspace, v.revision)
+	if v.names {
+		f.acceptNames(cmd)
+	}
 	return cmd
 }
 
@@ -149,26 +160,15 @@ change to a draft re-renders the package with the built-in functions.`,
 }
 
 func rpkgInit() *cobra.Command {
-	var f rpkgFlags
 	var opts engine.InitOptions
-	cmd := &cobra.Command{
-		Use:   "init PACKAGE --repo URL --workspace WS",
-		Short: "Create a new package as a draft",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
-			}
+	cmd := verb{use: "init PACKAGE --repo URL --workspace WS", short: "Create a new package as a draft", args: 1, workspace: true}.command(
+		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
 			commit, err := s.InitDraft(cmd.Context(), args[0], f.workspace, opts)
 			if err != nil {
-				return err
+				return "", err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s created as a draft (%s)\n", args[0], f.workspace, commit[:12])
-			return nil
-		},
-	}
-	f.add(cmd, true, false)
+			return fmt.Sprintf("%s/%s created as a draft (%s)", args[0], f.workspace, commit[:12]), nil
+		})
 	cmd.Flags().StringVar(&opts.Description, "description", "sample description", "short description of the package")
 	cmd.Flags().StringSliceVar(&opts.Keywords, "keywords", nil, "keywords")
 	cmd.Flags().StringVar(&opts.Site, "site", "", "link to the package's documentation")
@@ -176,144 +176,125 @@ func rpkgInit() *cobra.Command {
 }
 
 func rpkgClone() *cobra.Command {
-	var f rpkgFlags
-	var forDeployment bool
+	var opts engine.GetOptions
 	var sf sourceFlags
-	cmd := &cobra.Command{
-		Use:   "clone REPO_URI[.git]/PKG_PATH[@VERSION] PACKAGE --repo URL --workspace WS",
-		Short: "Create a draft by cloning an upstream package (kpt pkg get into the repository)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	cmd := verb{use: "clone REPO_URI[.git]/PKG_PATH[@VERSION] PACKAGE --repo URL --workspace WS", args: 2, workspace: true,
+		short: "Create a draft by cloning an upstream package (kpt pkg get into the repository)",
+		check: func(_ *cobra.Command, f *rpkgFlags, args []string) error {
 			ref, err := fetch.ParseRef(args[0], fetch.IsLocalRepo)
 			if err != nil {
 				return err
 			}
-			s, err := f.workspaceStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			src, err := sf.client()
-			if err != nil {
-				return err
-			}
-			opts := engine.GetOptions{Repo: ref.Repo, Dir: ref.Dir, Version: ref.Version, ForDeployment: forDeployment}
-			commit, up, err := s.CloneDraft(cmd.Context(), src, args[1], f.workspace, opts)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s/%s cloned from %s as a draft (%s)\n", args[1], f.workspace, describe(up), commit[:12])
-			return nil
+			opts.Repo, opts.Dir, opts.Version = ref.Repo, ref.Dir, ref.Version
+			return f.needWorkspace()
 		},
-	}
-	f.add(cmd, true, false)
-	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "generate package-context.yaml")
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		src, err := sf.client()
+		if err != nil {
+			return "", err
+		}
+		commit, up, err := s.CloneDraft(cmd.Context(), src, args[1], f.workspace, opts)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s/%s cloned from %s as a draft (%s)", args[1], f.workspace, describe(up), commit[:12]), nil
+	})
+	cmd.Flags().BoolVar(&opts.ForDeployment, "for-deployment", false, "generate package-context.yaml")
 	sf.register(cmd)
 	return cmd
 }
 
 func rpkgCopy() *cobra.Command {
-	return rpkgVerb("copy PACKAGE --repo URL --revision N --workspace WS", "Start a new draft from a published revision (to edit it)", true,
-		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
-			pkg := args[0]
-			// --revision N (v0 is a revision too), or the latest.
-			n, err := f.revisionArg(cmd)
-			if err != nil {
-				return "", err
-			}
-			if n, err = s.CopyDraft(cmd.Context(), pkg, f.workspace, n); err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("%s/%s created from %s", pkg, f.workspace, porch.Tag(pkg, n)), nil
-		})
+	return verb{use: "copy PACKAGE --repo URL --revision N --workspace WS", short: "Start a new draft from a published revision (to edit it)",
+		args: 1, workspace: true, revision: true, names: true,
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		// --revision N (v0 is a revision too), or the latest.
+		n, err := f.revisionArg(cmd)
+		if err != nil {
+			return "", err
+		}
+		if n, err = s.CopyDraft(cmd.Context(), args[0], f.workspace, n); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s/%s created from %s", args[0], f.workspace, porch.Tag(args[0], n)), nil
+	})
 }
 
 func rpkgPull() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "pull (PACKAGE (--workspace WS | --revision N) | NAME) DIR --repository URL",
-		Short: "Write a package revision's files (a draft's, or a published revision's) to a local directory",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			published := cmd.Flags().Changed("revision")
-			if f.workspace == "" && !published {
+	return verb{use: "pull (PACKAGE (--workspace WS | --revision N) | NAME) DIR --repository URL", args: 2, workspace: true, revision: true, names: true,
+		short: "Write a package revision's files (a draft's, or a published revision's) to a local directory",
+		check: func(cmd *cobra.Command, f *rpkgFlags, _ []string) error {
+			if f.workspace == "" && !cmd.Flags().Changed("revision") {
 				return f.needWorkspace()
 			}
-			s, err := f.store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			var files kptpkg.Tree
-			what := args[0] + "/" + f.workspace
-			if f.workspace != "" {
-				files, err = s.Draft(cmd.Context(), args[0], f.workspace)
-			} else if _, err = f.revisionArg(cmd); err == nil {
-				_, files, err = s.Published(cmd.Context(), args[0], f.revision)
-				what = porch.Tag(args[0], f.revision)
-			}
-			if err != nil {
-				return err
-			}
-			if entries, err := os.ReadDir(args[1]); err == nil && len(entries) > 0 {
-				return fmt.Errorf("%s exists and is not empty", args[1])
-			}
-			if err := files.Write(args[1]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s pulled into %s (%d files)\n", what, args[1], len(files))
 			return nil
 		},
-	}
-	f.add(cmd, true, true)
-	f.acceptNames(cmd)
-	return cmd
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		var files kptpkg.Tree
+		var err error
+		what := args[0] + "/" + f.workspace
+		if f.workspace != "" {
+			files, err = s.Draft(cmd.Context(), args[0], f.workspace)
+		} else if _, err = f.revisionArg(cmd); err == nil {
+			_, files, err = s.Published(cmd.Context(), args[0], f.revision)
+			what = porch.Tag(args[0], f.revision)
+		}
+		if err != nil {
+			return "", err
+		}
+		if entries, err := os.ReadDir(args[1]); err == nil && len(entries) > 0 {
+			return "", fmt.Errorf("%s exists and is not empty", args[1])
+		}
+		if err := files.Write(args[1]); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s pulled into %s (%d files)", what, args[1], len(files)), nil
+	})
 }
 
 func rpkgPush() *cobra.Command {
-	cmd := rpkgVerb("push PACKAGE DIR --repo URL --workspace WS", "Replace a draft's files with a local directory's (re-rendered)", false,
-		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
-			pkg := args[0]
-			files, err := kptpkg.ReadTree(args[1])
-			if err != nil {
-				return "", err
-			}
-			commit, err := s.PushDraft(cmd.Context(), pkg, f.workspace, files)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("%s/%s updated (%s)", pkg, f.workspace, commit[:12]), nil
-		})
-	cmd.Args = cobra.ExactArgs(2)
-	return cmd
+	return verb{use: "push PACKAGE DIR --repo URL --workspace WS", short: "Replace a draft's files with a local directory's (re-rendered)",
+		args: 2, workspace: true, names: true,
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		files, err := kptpkg.ReadTree(args[1])
+		if err != nil {
+			return "", err
+		}
+		commit, err := s.PushDraft(cmd.Context(), args[0], f.workspace, files)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s/%s updated (%s)", args[0], f.workspace, commit[:12]), nil
+	})
 }
 
 func rpkgUpgrade() *cobra.Command {
 	var opts gitstore.UpgradeOptions
 	var sf sourceFlags
-	cmd := rpkgVerb("upgrade (PACKAGE|NAME) --repository URL --workspace WS [--revision N] [--to VERSION]",
-		"Merge a newer upstream into a draft (3-way, like kpt pkg update); from a published revision, into a new draft WS in one step", true,
-		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
-			pkg := args[0]
-			var err error
-			if opts.Revision, err = f.revisionArg(cmd); err != nil {
-				return "", err
-			}
-			src, err := sf.client()
-			if err != nil {
-				return "", err
-			}
-			up, err := s.Upgrade(cmd.Context(), src, pkg, f.workspace, opts)
-			if err != nil {
-				return "", err
-			}
-			said := fmt.Sprintf("%s/%s upgraded to %s", pkg, f.workspace, up.To)
-			if up.From != "" {
-				said = fmt.Sprintf("%s/%s created from %s and upgraded to %s", pkg, f.workspace, up.From, up.To)
-			}
-			for _, c := range up.Conflicts {
-				said += "\n" + strings.TrimSuffix(formatConflict("  ", "conflict: ", c), "\n")
-			}
-			return said, nil
-		})
+	cmd := verb{use: "upgrade (PACKAGE|NAME) --repository URL --workspace WS [--revision N] [--to VERSION]", args: 1, workspace: true, revision: true, names: true,
+		short: "Merge a newer upstream into a draft (3-way, like kpt pkg update); from a published revision, into a new draft WS in one step",
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		var err error
+		if opts.Revision, err = f.revisionArg(cmd); err != nil {
+			return "", err
+		}
+		src, err := sf.client()
+		if err != nil {
+			return "", err
+		}
+		up, err := s.Upgrade(cmd.Context(), src, args[0], f.workspace, opts)
+		if err != nil {
+			return "", err
+		}
+		said := fmt.Sprintf("%s/%s upgraded to %s", args[0], f.workspace, up.To)
+		if up.From != "" {
+			said = fmt.Sprintf("%s/%s created from %s and upgraded to %s", args[0], f.workspace, up.From, up.To)
+		}
+		for _, c := range up.Conflicts {
+			said += "\n" + strings.TrimSuffix(formatConflict("  ", "conflict: ", c), "\n")
+		}
+		return said, nil
+	})
 	cmd.Long = `Merges a newer upstream revision into a package (3-way: local edits kept,
 conflicts listed). When WS is an existing draft, the draft is upgraded in
 place. Otherwise the draft WS is created from a published revision (the one
@@ -326,83 +307,62 @@ as porchctl's upgrade does.`
 }
 
 func rpkgTransition(name, short string, op func(*gitstore.Store, context.Context, string, string) error) *cobra.Command {
-	return rpkgVerb(name+" PACKAGE --repo URL --workspace WS", short, false,
+	return verb{use: name + " PACKAGE --repo URL --workspace WS", short: short, args: 1, workspace: true, names: true}.command(
 		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
-			pkg := args[0]
-			if err := op(s, cmd.Context(), pkg, f.workspace); err != nil {
+			if err := op(s, cmd.Context(), args[0], f.workspace); err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s/%s: %s done", pkg, f.workspace, name), nil
+			return fmt.Sprintf("%s/%s: %s done", args[0], f.workspace, name), nil
 		})
 }
 
 func rpkgApprove() *cobra.Command {
-	return rpkgVerb("approve PACKAGE --repo URL --workspace WS", "Publish a proposal: commit it onto the registered branch and tag <package>/v<N>", false,
-		func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
-			pkg := args[0]
-			n, err := s.Approve(cmd.Context(), pkg, f.workspace)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("%s/%s published as %s", pkg, f.workspace, porch.Tag(pkg, n)), nil
-		})
+	return verb{use: "approve PACKAGE --repo URL --workspace WS", short: "Publish a proposal: commit it onto the registered branch and tag <package>/v<N>",
+		args: 1, workspace: true, names: true,
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		n, err := s.Approve(cmd.Context(), args[0], f.workspace)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s/%s published as %s", args[0], f.workspace, porch.Tag(args[0], n)), nil
+	})
 }
 
 func rpkgProposeDelete() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "propose-delete PACKAGE --repo URL --revision N",
-		Short: "Propose deleting a published revision",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return verb{use: "propose-delete PACKAGE --repo URL --revision N", short: "Propose deleting a published revision", args: 1, revision: true, names: true,
+		check: func(cmd *cobra.Command, f *rpkgFlags, _ []string) error {
 			if !cmd.Flags().Changed("revision") || f.revision < 0 {
 				return fmt.Errorf("--revision is required: the published revision number")
 			}
-			s, err := f.store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := s.ProposeDelete(cmd.Context(), args[0], f.revision); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s proposed for deletion (branch %s; rpkg del to delete it)\n", porch.Tag(args[0], f.revision), porch.DeletionProposedBranch(args[0], f.revision))
 			return nil
 		},
-	}
-	f.add(cmd, false, true)
-	f.acceptNames(cmd)
-	return cmd
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		if err := s.ProposeDelete(cmd.Context(), args[0], f.revision); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s proposed for deletion (branch %s; rpkg del to delete it)", porch.Tag(args[0], f.revision), porch.DeletionProposedBranch(args[0], f.revision)), nil
+	})
 }
 
 func rpkgDel() *cobra.Command {
-	var f rpkgFlags
-	cmd := &cobra.Command{
-		Use:   "del PACKAGE --repo URL (--workspace WS | --revision N)",
-		Short: "Delete a draft or proposal, or a published revision proposed for deletion",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return verb{use: "del PACKAGE --repo URL (--workspace WS | --revision N)", args: 1, workspace: true, revision: true, names: true,
+		short: "Delete a draft or proposal, or a published revision proposed for deletion",
+		check: func(cmd *cobra.Command, f *rpkgFlags, _ []string) error {
 			if (f.workspace == "") == (!cmd.Flags().Changed("revision") || f.revision < 0) {
 				return fmt.Errorf("exactly one of --workspace (a draft or proposal) and --revision (a published revision) is required")
 			}
-			s, err := f.store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if f.workspace != "" {
-				if err := s.DeleteDraft(cmd.Context(), args[0], f.workspace); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s/%s deleted\n", args[0], f.workspace)
-				return nil
-			}
-			if err := s.DeletePublished(cmd.Context(), args[0], f.revision); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s deleted\n", porch.Tag(args[0], f.revision))
 			return nil
 		},
-	}
-	f.add(cmd, true, true)
-	f.acceptNames(cmd)
-	return cmd
+	}.command(func(cmd *cobra.Command, f *rpkgFlags, s *gitstore.Store, args []string) (string, error) {
+		if f.workspace != "" {
+			if err := s.DeleteDraft(cmd.Context(), args[0], f.workspace); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s/%s deleted", args[0], f.workspace), nil
+		}
+		if err := s.DeletePublished(cmd.Context(), args[0], f.revision); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s deleted", porch.Tag(args[0], f.revision)), nil
+	})
 }
