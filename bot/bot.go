@@ -131,6 +131,9 @@ type repoCtx struct {
 	cfgPath string
 	spec    config.RepositorySpec
 	out     *Outcome
+	// published are packages given a new revision while working on the
+	// repository: withRepo fans each out when the work is done.
+	published []string
 	// fanOut is fan-out progress to show on the dashboard: package →
 	// its section (rendered by the fan-out).
 	fanOut map[string]string
@@ -273,7 +276,13 @@ func (b *Bot) Handle(ctx context.Context, ev forge.Event) (Outcome, error) {
 	if ev.Change != nil {
 		log = log.With("change", ev.Change.Number)
 	}
-	if isSelf(ev.Sender, b.login(ev.Repo.Forge)) && ev.Kind != forge.EventChangeMerged {
+	if isSelf(ev.Sender, b.login(ev.Repo.Forge)) {
+		// This includes the "closed" delivery of the bot's own merge:
+		// the run that merged publishes (tags, deletes the branch) before
+		// it returns, so evaluating again here would publish twice. A run
+		// that dies between merge and tag leaves the branch (it is deleted
+		// after the tags): its event's retry and the resync (recoverMerged)
+		// finish that publish.
 		out.Skipped = "event caused by the bot itself"
 		return out, nil
 	}
@@ -375,12 +384,23 @@ func (b *Bot) Reconcile(ctx context.Context, r forge.Repo) (Outcome, error) {
 	return out, err
 }
 
+// withRepo opens repository r and runs fn on it. A revision published
+// meanwhile is an upstream tag for whoever follows it: the followers are
+// brought up to date after fn, whatever else fn ran into.
 func (b *Bot) withRepo(ctx context.Context, r forge.Repo, out *Outcome, fn func(*repoCtx) error) error {
 	rc, err := b.open(ctx, r, out)
 	if err != nil {
 		return err
 	}
-	return fn(rc)
+	err = fn(rc)
+	for _, pkg := range rc.published {
+		o, _, ferr := b.FanOut(ctx, rc.repo, pkg)
+		out.Add(o)
+		if ferr != nil {
+			out.Problems = append(out.Problems, Problem{Severity: SeverityWarning, Repo: rc.repo.FullName, Package: pkg, Message: "fan-out: " + ferr.Error()})
+		}
+	}
+	return err
 }
 
 func (b *Bot) reconcile(ctx context.Context, rc *repoCtx) error {

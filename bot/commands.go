@@ -169,14 +169,15 @@ func (b *Bot) approveCommand(ctx context.Context, rc *repoCtx, ch forge.Change, 
 	if refusal != "" {
 		return refusal, b.saveStatus(ctx, w, "")
 	}
-	authorMay := rc.spec.Approvals != nil && rc.spec.Approvals.AllowAuthor
-	if sameLogin(who.Login, ch.Author.Login) && !authorMay {
+	c := review.Change{Head: ch.HeadSHA, Author: ch.Author.Login, Draft: ch.Draft}
+	switch review.Excluded(who.Login, sha, c, w.st, rules(rc), b.login(rc.repo.Forge)) {
+	case review.ExcludedBot:
+		return "", nil // the bot's own comments are never commands
+	case review.ExcludedAuthor:
 		return fmt.Sprintf("🚫 @%s authored this change and cannot approve it.", who.Login), nil
-	}
-	if w.st.Requested(who.Login) && !authorMay {
+	case review.ExcludedRequester:
 		return fmt.Sprintf("🚫 @%s requested this change by command, which makes them its author: they cannot approve it.", who.Login), nil
-	}
-	if sameLogin(who.Login, w.st.Pushers[sha]) {
+	case review.ExcludedPusher:
 		return fmt.Sprintf("🚫 @%s pushed that commit and cannot approve it.", who.Login), nil
 	}
 	ok, err := b.mayApprove(ctx, rc, who.Login)

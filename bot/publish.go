@@ -11,135 +11,7 @@ import (
 	"github.com/kptbot/kptbot/check"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
-	"github.com/kptbot/kptbot/review"
 )
-
-// verdict is the approval count for a change's head.
-type verdict struct {
-	valid []string
-	// stale are approvals of an earlier head whose change differs.
-	stale []review.Approval
-	// refused explains approvals that do not count (author, requester,
-	// pusher, not an approver).
-	refused []string
-}
-
-// approvals collects the latest word of each reviewer (reviews on the
-// forge, and /kptbot approve commands the bot recorded) and counts the
-// approvals that hold for the current head under the repository's rules.
-func (b *Bot) approvals(ctx context.Context, w *work) (verdict, error) {
-	rc, ch := w.rc, w.ch
-	reviews, err := rc.f.ListReviews(ctx, rc.repo, ch.Number)
-	if err != nil {
-		return verdict{}, err
-	}
-	var v verdict
-	rules := rc.spec.Approvals
-	authorMay := rules != nil && rules.AllowAuthor
-	for _, a := range review.Latest(reviews, w.st.Approvals) {
-		switch {
-		case sameLogin(a.Login, b.login(rc.repo.Forge)):
-			continue
-		case sameLogin(a.Login, ch.Author.Login) && !authorMay:
-			v.refused = append(v.refused, fmt.Sprintf("@%s authored the change", a.Login))
-			continue
-		case w.st.Requested(a.Login) && !authorMay:
-			v.refused = append(v.refused, fmt.Sprintf("@%s requested the change by command, which makes them its author", a.Login))
-			continue
-		case sameLogin(a.Login, w.st.Pushers[ch.HeadSHA]):
-			v.refused = append(v.refused, fmt.Sprintf("@%s pushed the head commit", a.Login))
-			continue
-		}
-		ok, err := b.mayApprove(ctx, rc, a.Login)
-		if err != nil {
-			return v, err
-		}
-		if !ok {
-			v.refused = append(v.refused, fmt.Sprintf("@%s is not an approver", a.Login))
-			continue
-		}
-		if a.SHA != "" && (a.SHA == ch.HeadSHA || (w.st.Digests[a.SHA] != "" && w.st.Digests[a.SHA] == w.st.Digests[ch.HeadSHA])) {
-			v.valid = append(v.valid, a.Login)
-			continue
-		}
-		v.stale = append(v.stale, a)
-	}
-	return v, nil
-}
-
-// mayApprove applies kptbot.yaml's approvers: the users and teams named,
-// or anyone with write permission when none are named.
-func (b *Bot) mayApprove(ctx context.Context, rc *repoCtx, login string) (bool, error) {
-	rules := rc.spec.Approvals
-	if rules == nil || (len(rules.Users) == 0 && len(rules.Teams) == 0) {
-		perm, err := rc.f.Permission(ctx, rc.repo, login)
-		if err != nil {
-			return false, err
-		}
-		return perm == forge.PermissionWrite || perm == forge.PermissionAdmin, nil
-	}
-	for _, u := range rules.Users {
-		if sameLogin(u, login) {
-			return true, nil
-		}
-	}
-	for _, t := range rules.Teams {
-		ok, err := rc.f.TeamMember(ctx, rc.repo, t, login)
-		if err != nil {
-			return false, err
-		}
-		if ok {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func (b *Bot) minimum(rc *repoCtx) int {
-	if a := rc.spec.Approvals; a != nil && a.Minimum > 0 {
-		return a.Minimum
-	}
-	return 1
-}
-
-// evaluate counts approvals, says once on the change when an approval no
-// longer counts, and publishes a proposed, approved, green change.
-func (b *Bot) evaluate(ctx context.Context, w *work) error {
-	v, err := b.approvals(ctx, w)
-	if err != nil {
-		return err
-	}
-	w.refused = v.refused
-	for _, a := range v.stale {
-		if !w.st.Notice("stale:" + strings.ToLower(a.Login) + "@" + a.SHA + ">" + w.ch.HeadSHA) {
-			continue
-		}
-		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and the change differs (its rendered output or the files it touches), so that approval no longer counts. Please review again.", a.Login, short(a.SHA), short(w.ch.HeadSHA))
-		if err := b.reply(ctx, w.rc, w.ch.Number, msg); err != nil {
-			return err
-		}
-	}
-	for _, r := range w.results {
-		if !r.OK {
-			return nil // a failed render or guardrail blocks publish
-		}
-	}
-	if w.ch.Draft || len(v.valid) < b.minimum(w.rc) || w.st.Paused {
-		return nil
-	}
-	return b.publish(ctx, w, v.valid)
-}
-
-func (b *Bot) reply(ctx context.Context, rc *repoCtx, number int, body string) error {
-	if b.opts.DryRun {
-		return nil
-	}
-	if _, err := rc.f.Comment(ctx, rc.repo, number, body); err != nil {
-		return err
-	}
-	rc.out.Comments++
-	return nil
-}
 
 // publish merges exactly the approved head and tags the merge commit for
 // every package the change touched, then deletes the branch. Each step is
@@ -205,20 +77,12 @@ func (b *Bot) mergeWhenComputed(ctx context.Context, rc *repoCtx, ch forge.Chang
 }
 
 // finishPublish tags the merge commit for each package and deletes the
-// branch; it is idempotent, so resync can call it after a crash.
+// branch; it is idempotent, so resync can call it after a crash. The new
+// revisions' followers are brought up to date once the repository's work
+// is done (withRepo), not from inside publish.
 func (b *Bot) finishPublish(ctx context.Context, w *work, results []check.Result, approvers []string) error {
 	rc, ch := w.rc, w.ch
-	var lines, published []string
-	defer func() {
-		// A new revision is an upstream tag for whoever follows it.
-		for _, pkg := range published {
-			o, _, err := b.FanOut(ctx, rc.repo, pkg)
-			rc.out.Add(o)
-			if err != nil {
-				rc.out.Problems = append(rc.out.Problems, Problem{Severity: SeverityWarning, Repo: rc.repo.FullName, Package: pkg, Message: "fan-out: " + err.Error()})
-			}
-		}
-	}()
+	var lines []string
 	for _, r := range results {
 		if r.Deleted {
 			lines = append(lines, fmt.Sprintf("- %s: deleted", code(r.Name)))
@@ -230,7 +94,7 @@ func (b *Bot) finishPublish(ctx context.Context, w *work, results []check.Result
 		}
 		if created {
 			rc.out.Tags = append(rc.out.Tags, TagRef{Repo: rc.repo.FullName, Name: tag, SHA: ch.MergeCommitSHA, Package: r.Name})
-			published = append(published, r.Name)
+			rc.published = append(rc.published, r.Name) // withRepo fans them out
 		}
 		lines = append(lines, fmt.Sprintf("- %s published as %s", code(r.Name), code(tag)))
 	}
@@ -327,11 +191,11 @@ func (b *Bot) afterClose(ctx context.Context, rc *repoCtx, number int) error {
 	if len(w.st.Packages) == 0 {
 		return nil // the bot never saw a package in it
 	}
-	v, err := b.approvals(ctx, w)
+	v, err := b.verdict(ctx, w)
 	if err != nil {
 		return err
 	}
-	if len(v.valid) < b.minimum(rc) {
+	if !v.Approved {
 		if w.st.Notice("merged-unapproved:" + ch.HeadSHA) {
 			if err := b.reply(ctx, rc, number, "This change was merged without the approvals kptbot.yaml requires for its head `"+short(ch.HeadSHA)+"`, so no package revision was published."); err != nil {
 				return err
@@ -348,7 +212,7 @@ func (b *Bot) afterClose(ctx context.Context, rc *repoCtx, number int) error {
 		results = append(results, check.Result{Name: p, Dir: rc.pkgDir(p), Deleted: len(snap.Files) == 0, OK: true})
 	}
 	w.results = results
-	if err := b.finishPublish(ctx, w, results, v.valid); err != nil {
+	if err := b.finishPublish(ctx, w, results, v.Valid); err != nil {
 		return err
 	}
 	return b.saveStatus(ctx, w, "")

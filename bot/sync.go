@@ -102,34 +102,6 @@ func (b *Bot) syncChange(ctx context.Context, rc *repoCtx, number int, ev forge.
 	return b.saveStatus(ctx, w, "")
 }
 
-// treeLimits are the caps on each tree read for a change.
-func (b *Bot) treeLimits() forge.TreeLimits {
-	return forge.TreeLimits{MaxFiles: b.opts.MaxTreeFiles, MaxBytes: b.opts.MaxTreeBytes}
-}
-
-// tooLargeCheck is the check that reports a change over the tree caps.
-const tooLargeCheck = "kptbot/limits"
-
-// reportTooLarge tells the change it is over the caps (a failed check on
-// its head and a line in the status comment) and renders nothing: such a
-// change can never publish until it shrinks.
-func (b *Bot) reportTooLarge(ctx context.Context, w *work, cause error) error {
-	lim := forge.TreeLimitsFrom(forge.WithTreeLimits(ctx, b.treeLimits()))
-	msg := fmt.Sprintf("This change's tree is over kptbot's limits (%d files, %d bytes per tree read), so it was not rendered and cannot be published.", lim.MaxFiles, lim.MaxBytes)
-	b.log.Warn("change over the tree caps", "repo", w.rc.repo.FullName, "change", w.ch.Number, "err", cause)
-	w.rc.out.Problems = append(w.rc.out.Problems, Problem{Severity: SeverityError, Repo: w.rc.repo.FullName, Message: msg})
-	w.results = nil
-	if b.opts.DryRun {
-		return nil
-	}
-	rep := forge.CheckReport{Name: tooLargeCheck, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted, Conclusion: forge.CheckFailure,
-		Title: "over kptbot's size limits", Summary: msg}
-	if err := w.rc.f.ReportCheck(ctx, w.rc.repo, rep); err != nil {
-		return err
-	}
-	return b.saveStatus(ctx, w, msg)
-}
-
 // renderChange finds the packages the change touches and renders each.
 func (b *Bot) renderChange(ctx context.Context, w *work) error {
 	rc, ch := w.rc, w.ch
@@ -231,132 +203,89 @@ func sub(files map[string][]byte, dir string) kptpkg.Tree {
 	return t
 }
 
-func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
-	rep := forge.CheckReport{Name: checkPrefix + r.Name, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted}
-	switch {
-	case r.Deleted:
-		rep.Conclusion, rep.Title = forge.CheckSuccess, "package deleted"
-		rep.Summary = r.Diff.Summary()
-	case r.OK:
-		rep.Conclusion, rep.Title = forge.CheckSuccess, "rendered"
-		rep.Summary = r.Diff.Summary()
-	default:
-		rep.Conclusion, rep.Title = forge.CheckFailure, "render or validation failed"
-		rep.Summary = "```\n" + truncate(r.Message, 60000) + "\n```"
-	}
-	for _, p := range r.Findings {
-		if p.File != "" {
-			level := "failure"
-			if p.Severity == check.SeverityWarning {
-				level = "warning"
-			}
-			rep.Annotations = append(rep.Annotations, forge.Annotation{Path: p.File, Line: p.Line, Level: level, Message: truncate(p.Message, 1000)})
-		}
-		loc := p.File
-		if p.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", p.File, p.Line)
-		}
-		rep.Summary += fmt.Sprintf("\n- %s `%s`: %s", p.Severity, loc, truncate(p.Message, 500))
-	}
-	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Package: r.Name, Summary: rep.Title})
-	if b.opts.DryRun {
-		return nil
-	}
-	return w.rc.f.ReportCheck(ctx, w.rc.repo, rep)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// loadStatus reads the bot's status comment on the change.
-func (b *Bot) loadStatus(ctx context.Context, w *work) error {
-	comments, err := w.rc.f.ListComments(ctx, w.rc.repo, w.ch.Number)
+// evaluate decides the change's verdict, says once on the change when an
+// approval no longer counts, and publishes a proposed, approved, green
+// change.
+func (b *Bot) evaluate(ctx context.Context, w *work) error {
+	v, err := b.verdict(ctx, w)
 	if err != nil {
 		return err
 	}
-	w.comments = comments
-	w.status = review.FindStatus(comments, b.login(w.rc.repo.Forge))
-	w.st = w.status.State
-	if w.ch.State == "open" {
-		w.st.ObserveHead(w.ch.HeadSHA, comments)
-	}
-	return nil
-}
-
-// saveStatus writes the status comment when its content changed.
-func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
-	body := w.st.Render(b.statusSummary(w, extra))
-	if body == w.status.Body || b.opts.DryRun {
-		return nil
-	}
-	if w.status.ID == 0 {
-		c, err := w.rc.f.Comment(ctx, w.rc.repo, w.ch.Number, body)
-		if err != nil {
+	w.refused = v.Refused
+	for _, a := range v.Stale {
+		if !w.st.Notice("stale:" + strings.ToLower(a.Login) + "@" + a.SHA + ">" + w.ch.HeadSHA) {
+			continue
+		}
+		msg := fmt.Sprintf("The approval by @%s was given for `%s`; the head is now `%s` and the change differs (its rendered output or the files it touches), so that approval no longer counts. Please review again.", a.Login, short(a.SHA), short(w.ch.HeadSHA))
+		if err := b.reply(ctx, w.rc, w.ch.Number, msg); err != nil {
 			return err
 		}
-		w.status = review.Status{ID: c.ID, Body: body, State: w.st}
-		w.rc.out.Comments++
+	}
+	if !v.Publish {
 		return nil
 	}
-	if err := w.rc.f.EditComment(ctx, w.rc.repo, w.ch.Number, w.status.ID, body); err != nil {
-		return err
-	}
-	w.status.Body = body
-	return nil
+	return b.publish(ctx, w, v.Valid)
 }
 
-func (b *Bot) statusSummary(w *work, extra string) string {
-	var s strings.Builder
-	s.WriteString(review.StatusHeader + "\n\n| package | render | resources |\n|---|---|---|\n")
-	for _, r := range w.results {
-		state := "✅ rendered"
-		if r.Deleted {
-			state = "🗑 deleted"
-		} else if !r.OK {
-			state = "❌ failed"
-		}
-		fmt.Fprintf(&s, "| %s | %s | +%d ~%d -%d |\n", code(r.Name), state, len(r.Diff.Added), len(r.Diff.Changed), len(r.Diff.Removed))
-	}
-	if w.st.Paused {
-		s.WriteString("\nPaused: the bot will not update this branch (`/" + b.opts.Name + " resume`).\n")
-	}
-	if len(w.refused) > 0 {
-		s.WriteString("\nApprovals that do not count: " + strings.Join(w.refused, "; ") + ".\n")
-	}
-	if extra != "" {
-		s.WriteString("\n" + extra + "\n")
-	}
-	return s.String()
-}
-
-// rejectByReview sends a proposal back to draft on a changes-requested
-// review from someone with write permission.
-func (b *Bot) rejectByReview(ctx context.Context, rc *repoCtx, ev forge.Event) error {
-	perm, err := rc.f.Permission(ctx, rc.repo, ev.Review.Reviewer.Login)
+// verdict reads what review.Decide needs from the forge (the reviews, and
+// for each candidate whether the rules let them approve) and decides.
+func (b *Bot) verdict(ctx context.Context, w *work) (review.Verdict, error) {
+	rc, ch := w.rc, w.ch
+	reviews, err := rc.f.ListReviews(ctx, rc.repo, ch.Number)
 	if err != nil {
-		return err
+		return review.Verdict{}, err
 	}
-	if perm != forge.PermissionWrite && perm != forge.PermissionAdmin {
-		return nil
+	in := review.Input{
+		Change:  review.Change{Head: ch.HeadSHA, Author: ch.Author.Login, Draft: ch.Draft},
+		Reviews: reviews, State: w.st, Rules: rules(rc), Bot: b.login(rc.repo.Forge),
+		Approvers: map[string]bool{}, Rendered: true,
 	}
-	ch, err := rc.f.GetChange(ctx, rc.repo, ev.Change.Number)
-	if err != nil || ch.Draft || ch.State != "open" {
-		return err
+	for _, r := range w.results {
+		in.Rendered = in.Rendered && r.OK // a failed render or guardrail blocks publish
 	}
-	return b.setDraft(ctx, rc, ch, true)
+	for _, login := range review.Candidates(in) {
+		ok, err := b.mayApprove(ctx, rc, login)
+		if err != nil {
+			return review.Verdict{}, err
+		}
+		in.Approvers[strings.ToLower(login)] = ok
+	}
+	return review.Decide(in), nil
 }
 
-func (b *Bot) setDraft(ctx context.Context, rc *repoCtx, ch forge.Change, draft bool) error {
-	if b.opts.DryRun {
-		return nil
+// rules are the repository's approval rules for review.
+func rules(rc *repoCtx) review.Rules {
+	a := rc.spec.Approvals
+	if a == nil {
+		return review.Rules{}
 	}
-	_, err := rc.f.UpdateChange(ctx, rc.repo, ch.Number, forge.ChangeUpdate{Draft: &draft})
-	if err == nil {
-		rc.out.Updated = append(rc.out.Updated, ChangeRef{Repo: rc.repo.FullName, Number: ch.Number, Title: ch.Title, URL: ch.URL})
+	return review.Rules{Minimum: a.Minimum, AllowAuthor: a.AllowAuthor}
+}
+
+// mayApprove applies kptbot.yaml's approvers: the users and teams named,
+// or anyone with write permission when none are named.
+func (b *Bot) mayApprove(ctx context.Context, rc *repoCtx, login string) (bool, error) {
+	rules := rc.spec.Approvals
+	if rules == nil || (len(rules.Users) == 0 && len(rules.Teams) == 0) {
+		perm, err := rc.f.Permission(ctx, rc.repo, login)
+		if err != nil {
+			return false, err
+		}
+		return perm == forge.PermissionWrite || perm == forge.PermissionAdmin, nil
 	}
-	return err
+	for _, u := range rules.Users {
+		if sameLogin(u, login) {
+			return true, nil
+		}
+	}
+	for _, t := range rules.Teams {
+		ok, err := rc.f.TeamMember(ctx, rc.repo, t, login)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
