@@ -54,6 +54,8 @@ type Server struct {
 }
 
 type fakeComment struct {
+	// repo and number are the issue or pull request commented on.
+	repo             string
 	number           int
 	body             string
 	author           string
@@ -151,7 +153,7 @@ func (f *Server) AddComment(r forge.Repo, number int, login, body string) int64 
 	defer f.mu.Unlock()
 	f.nextID++
 	at := f.tick()
-	f.comments[f.nextID] = fakeComment{number: number, body: body, author: login, created: at, updated: at}
+	f.comments[f.nextID] = fakeComment{repo: r.FullName, number: number, body: body, author: login, created: at, updated: at}
 	return f.nextID
 }
 
@@ -600,6 +602,22 @@ func (f *Server) gitRoutes(route routeFunc) {
 		writeJSON(w, http.StatusOK, map[string]any{"sha": tag.Hash.String(), "tag": tag.Name, "message": tag.Message, "node_id": "n", "url": "u",
 			"object": map[string]string{"type": "commit", "sha": tag.Target.String(), "url": "u"}})
 	})
+	// The latest run of each name on a commit (GitHub's filter=latest).
+	route("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		runs := []map[string]any{}
+		for k, c := range f.checks {
+			if !strings.HasPrefix(k, name+"\x00"+r.PathValue("ref")+"\x00") {
+				continue
+			}
+			if want := r.URL.Query().Get("check_name"); want != "" && want != c.Name {
+				continue
+			}
+			runs = append(runs, map[string]any{"id": 1, "name": c.Name, "head_sha": c.HeadSHA, "status": c.Status, "conclusion": nilIfEmpty(c.Conclusion),
+				"output": map[string]any{"title": c.Title, "summary": c.Summary, "annotations_count": len(c.Annotations)}})
+		}
+		sort.Slice(runs, func(i, j int) bool { return runs[i]["name"].(string) < runs[j]["name"].(string) })
+		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": runs})
+	})
 	route("POST /repos/{owner}/{repo}/check-runs", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
 		var in struct {
 			Name       string `json:"name"`
@@ -661,7 +679,7 @@ func (f *Server) issueRoutes(route routeFunc) {
 		json.NewDecoder(r.Body).Decode(&in)
 		f.nextID++
 		at := f.tick()
-		f.comments[f.nextID] = fakeComment{number: n, body: in.Body, author: botLogin, created: at, updated: at}
+		f.comments[f.nextID] = fakeComment{repo: name, number: n, body: in.Body, author: botLogin, created: at, updated: at}
 		writeJSON(w, http.StatusCreated, commentJSON(f.nextID, f.comments[f.nextID]))
 	})
 	route("GET /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
@@ -672,7 +690,7 @@ func (f *Server) issueRoutes(route routeFunc) {
 		}
 		var ids []int64
 		for id, c := range f.comments {
-			if c.number == n {
+			if c.number == n && strings.EqualFold(c.repo, name) {
 				ids = append(ids, id)
 			}
 		}
@@ -684,16 +702,16 @@ func (f *Server) issueRoutes(route routeFunc) {
 		writeJSON(w, http.StatusOK, out)
 	})
 	f.issueCRUD(route)
-	comment := func(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	comment := func(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
 		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-		if _, ok := f.comments[id]; !ok {
+		if c, ok := f.comments[id]; !ok || !strings.EqualFold(c.repo, name) {
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 			return 0, false
 		}
 		return id, true
 	}
-	route("PATCH /repos/{owner}/{repo}/issues/comments/{id}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
-		if id, ok := comment(w, r); ok {
+	route("PATCH /repos/{owner}/{repo}/issues/comments/{id}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		if id, ok := comment(w, r, name); ok {
 			var in struct{ Body string }
 			json.NewDecoder(r.Body).Decode(&in)
 			c := f.comments[id]
@@ -702,8 +720,8 @@ func (f *Server) issueRoutes(route routeFunc) {
 			writeJSON(w, http.StatusOK, commentJSON(id, c))
 		}
 	})
-	route("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
-		if _, ok := comment(w, r); ok {
+	route("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		if _, ok := comment(w, r, name); ok {
 			writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "content": "+1"})
 		}
 	})
@@ -808,4 +826,12 @@ func (f *Server) issueCRUD(route routeFunc) {
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
+}
+
+// nilIfEmpty is JSON null for "" (GitHub's conclusion of an unfinished run).
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
