@@ -51,11 +51,19 @@ func (b *Bot) checkConfig(ctx context.Context, w *work, head map[string][]byte) 
 // dashboard writes the repository's dashboard issue: Porch's package
 // view for humans, edited in place.
 func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
-	body, pkgs, err := b.dashboardBody(ctx, rc)
+	issues, err := rc.f.ListIssues(ctx, rc.repo, DashboardLabel)
 	if err != nil {
 		return err
 	}
-	issues, err := rc.f.ListIssues(ctx, rc.repo, DashboardLabel)
+	if len(rc.fanOut) == 0 && len(issues) > 0 {
+		// The last fan-out's progress stays until the next fan-out
+		// replaces it: a resync knows nothing of it, and dropping it
+		// would rewrite the issue at every resync.
+		if kept := keptFanOut(issues[0].Body); kept != "" {
+			rc.fanOut = map[string]string{"": kept}
+		}
+	}
+	body, pkgs, err := b.dashboardBody(ctx, rc)
 	if err != nil {
 		return err
 	}
@@ -73,6 +81,26 @@ func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
 		return nil
 	}
 	return rc.f.EditIssue(ctx, rc.repo, issues[0].Number, dashboardTitle, body)
+}
+
+// FanOutHeading starts each fan-out section of a dashboard (package
+// fanout renders them): the bot finds them by it to keep them.
+const FanOutHeading = "\n### Fan-out of "
+
+// errorsHeading starts the section after the fan-outs.
+const errorsHeading = "\n### Last errors"
+
+// keptFanOut is the fan-out sections of a dashboard body, "" when none.
+func keptFanOut(body string) string {
+	i := strings.Index(body, FanOutHeading)
+	if i < 0 {
+		return ""
+	}
+	rest := body[i:]
+	if j := strings.Index(rest, errorsHeading); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 type dashRow struct {
@@ -178,7 +206,7 @@ func (b *Bot) dashboardBody(ctx context.Context, rc *repoCtx) (string, int, erro
 		}
 	}
 	if len(errs) > 0 {
-		s.WriteString("\n### Last errors\n\n" + strings.Join(errs, "\n") + "\n")
+		s.WriteString(errorsHeading + "\n\n" + strings.Join(errs, "\n") + "\n")
 	}
 	return s.String(), len(rows), nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kptbot/kptbot/bot"
 )
 
 // fanOutClass is what a downstream repository's state in a fan-out means,
@@ -137,7 +139,7 @@ func mermaidLabel(s string) string {
 // upstream's package pkg: the picture, then every follower's state.
 func Section(upstream, pkg string, progress map[string]string) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "\n### Fan-out of `%s` to downstream repositories\n\n%s\n| repository | state |\n|---|---|\n", pkg,
+	fmt.Fprintf(&s, bot.FanOutHeading+"`%s` to downstream repositories\n\n%s\n| repository | state |\n|---|---|\n", pkg,
 		fanOutMermaid(upstream+" "+pkg, progress, fanOutMaxNodes))
 	repos := make([]string, 0, len(progress))
 	for r := range progress {

@@ -400,10 +400,33 @@ func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckR
 			opts.Output.Title = gh.String(rep.Name) // GitHub requires a title with an output
 		}
 	}
+	if c.checkThere(ctx, owner, name, rep) {
+		return nil
+	}
 	if _, _, err := c.gh.Checks.CreateCheckRun(ctx, owner, name, opts); err != nil {
 		return apiError(fmt.Sprintf("reporting check %s on %s in %s", rep.Name, rep.HeadSHA, r.FullName), unprocessable(err, "No commit found", forge.ErrNotFound))
 	}
 	return nil
+}
+
+// checkThere reports whether the commit's latest run of rep's check
+// already says what rep says (status, conclusion, title, summary, number
+// of annotations): every resync renders each open change again, and a
+// write is what GitHub's secondary limits count, a read is not. Any doubt
+// (a failed read) writes.
+func (c *Client) checkThere(ctx context.Context, owner, name string, rep forge.CheckReport) bool {
+	runs, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, owner, name, rep.HeadSHA, &gh.ListCheckRunsOptions{CheckName: gh.String(rep.Name), Filter: gh.String("latest")})
+	if err != nil || runs == nil || len(runs.CheckRuns) == 0 {
+		return false
+	}
+	run := runs.CheckRuns[0]
+	title := rep.Title
+	if title == "" && (rep.Summary != "" || len(rep.Annotations) > 0) {
+		title = rep.Name
+	}
+	out := run.GetOutput()
+	return run.GetName() == rep.Name && run.GetStatus() == string(rep.Status) && run.GetConclusion() == string(rep.Conclusion) &&
+		out.GetTitle() == title && out.GetSummary() == rep.Summary && out.GetAnnotationsCount() == min(len(rep.Annotations), maxAnnotations)
 }
 
 // Dispatch implements forge.Dispatcher with repository_dispatch.

@@ -39,6 +39,7 @@ OPERATIONS = {
     "/repos/{owner}/{repo}/issues/comments/{comment_id}": ["patch"],
     "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": ["post"],
     "/repos/{owner}/{repo}/check-runs": ["post"],
+    "/repos/{owner}/{repo}/commits/{ref}/check-runs": ["get"],
     "/repos/{owner}/{repo}/check-runs/{check_run_id}": ["patch"],
     "/repos/{owner}/{repo}/statuses/{sha}": ["post"],
     "/repos/{owner}/{repo}/collaborators/{username}/permission": ["get"],
