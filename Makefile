@@ -42,6 +42,8 @@ bench:
 	go test -run '^$$' -bench . -benchtime 2s ./forge/...
 	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
 	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./fanout
+	KPTBOT_FLEET=10000 go test -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./fanout
+	go test -run 'TestWritesPerPullRequest' -count 1 -v ./server | grep -E 'writes per pull request|first resync|^(ok|FAIL)'
 	go test -run '^$$' -bench 'WebhookIntakeUnderResync|CommandDuringFanOut' -benchtime 1x -timeout 30m ./server
 
 # The main job end to end with no account: Porch's lifecycle and package
