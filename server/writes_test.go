@@ -149,6 +149,6 @@ func TestWritesPerPullRequest(t *testing.T) {
 }
 
 // writesOptions is the bot of TestWritesPerPullRequest.
-func writesOptions(f forge.Forge) bot.Options {
-	return bot.Options{Forges: map[string]forge.Forge{forge.GitHub: f}, Name: "kptbot", Login: "kptbot[bot]"}
+func writesOptions(f any) bot.Options {
+	return bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(f)}, Name: "kptbot", Login: "kptbot[bot]"}
 }
