@@ -101,17 +101,21 @@ func CommitAndTag(t testing.TB, wt, msg, tag string) string {
 // protocol with git http-backend; repository URLs are srv.URL + "/" + name.
 func HTTPServer(t testing.TB, root string) *httptest.Server {
 	t.Helper()
+	srv := httptest.NewServer(HTTPHandler(t, root))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// HTTPHandler is HTTPServer's git http-backend handler, for a fake forge
+// that checks credentials before git sees the request.
+func HTTPHandler(t testing.TB, root string) http.Handler {
+	t.Helper()
 	RequireGit(t)
 	execPath := strings.TrimSpace(mustOutput(t, "git", "--exec-path"))
-	h := &cgi.Handler{
+	return &cgi.Handler{
 		Path: filepath.Join(execPath, "git-http-backend"),
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 func mustOutput(t testing.TB, name string, args ...string) string {

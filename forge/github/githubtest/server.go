@@ -45,6 +45,8 @@ type Server struct {
 	nextID   int64
 	perms    map[string]string
 	checks   map[string]CheckRun
+	// app is the GitHub App mode's state (nil: no credentials checked).
+	app *appState
 	// intercept answers a request before the fake when it returns true.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
 	merges    map[string]int
@@ -103,9 +105,14 @@ func New(t *testing.T) *Server {
 	t.Helper()
 	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
 		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}}
-	gitSrv := gitfixture.HTTPServer(t, f.root)
+	gitSrv := httptest.NewServer(f.gitAuth(gitfixture.HTTPHandler(t, f.root)))
+	t.Cleanup(gitSrv.Close)
 	routes := f.handler()
 	api := httptest.NewServer(LoadContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, ok := f.authorize(w, r)
+		if !ok {
+			return
+		}
 		f.mu.Lock()
 		hook := f.intercept
 		f.mu.Unlock()
@@ -358,6 +365,7 @@ func (f *Server) handler() http.Handler {
 		writeJSON(w, http.StatusOK, out)
 	})
 	f.pullRoutes(route)
+	f.appRoutes(mux)
 	f.gitRoutes(route)
 	f.issueRoutes(route)
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
@@ -389,6 +397,10 @@ func (f *Server) handler() http.Handler {
 	// The token acts as the bot account, which authors everything the
 	// API writes.
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := installationOf(r); ok {
+			writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+			return
+		}
 		writeJSON(w, http.StatusOK, userJSON(botLogin))
 	})
 	mux.HandleFunc("GET /orgs/{org}/teams/{team}/memberships/{user}", func(w http.ResponseWriter, r *http.Request) {
@@ -400,9 +412,13 @@ func (f *Server) handler() http.Handler {
 		var repos []map[string]any
 		matches, _ := filepath.Glob(filepath.Join(f.root, "*", "*.git"))
 		sort.Strings(matches)
+		inst, isInst := installationOf(r)
 		for _, m := range matches {
 			rel, _ := filepath.Rel(f.root, m)
 			name := strings.TrimSuffix(filepath.ToSlash(rel), ".git")
+			if isInst && !f.app.installed(inst, name) {
+				continue
+			}
 			visibility := "public"
 			if f.private[name] {
 				visibility = "private"
