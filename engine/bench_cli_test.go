@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+)
+
+// processMeterProgram runs its arguments as a command and prints the
+// command's peak resident set in kilobytes (ru_maxrss, as /usr/bin/time's
+// %M) and its wall time in nanoseconds, measured around fork and wait
+// only.
+const processMeterProgram = `package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+func main() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	elapsed := time.Since(start)
+	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, elapsed.Nanoseconds())
+}
+`
+
+// smallPackage is a typical small kpt package: seven resources, comments
+// where people write them (file headers, beside scalar fields), and a
+// catalog pipeline of set-namespace, apply-replacements and starlark. %s
+// are the three functions' references (image: or exec:).
+func smallPackage(setNamespace, applyReplacements, starlark string) kptpkg.Tree {
+	return kptpkg.Tree{
+		kptpkg.KptfileName: []byte(fmt.Sprintf(`apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: app
+info:
+  description: a small web application
+pipeline:
+  mutators:
+    - %s
+      configMap:
+        namespace: shop
+    - %s
+      configPath: replacements.yaml
+    - %s
+      configPath: tier.yaml
+`, setNamespace, applyReplacements, starlark)),
+		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
+kind: ApplyReplacements
+metadata:
+  name: image
+  annotations:
+    config.kubernetes.io/local-config: "true"
+replacements:
+  - source:
+      kind: ConfigMap
+      name: app-config
+      fieldPath: data.image
+    targets:
+      - select:
+          kind: Deployment
+        fieldPaths:
+          - spec.template.spec.containers.[name=app].image
+`),
+		"tier.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
+kind: StarlarkRun
+metadata:
+  name: tier
+  annotations:
+    config.kubernetes.io/local-config: "true"
+source: |
+  for r in ctx.resource_list["items"]:
+    r["metadata"].setdefault("labels", {})["tier"] = "web"
+`),
+		"configmap.yaml": []byte(`# Settings the deployment reads.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app-config # referenced by the replacement
+data:
+  image: registry.example.com/shop/app:1.4.2
+  LOG_LEVEL: info
+`),
+		"deployment.yaml": []byte(`# The application.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  labels:
+    app: shop
+spec:
+  replicas: 3 # three for availability
+  selector:
+    matchLabels:
+      app: shop
+  template:
+    metadata:
+      labels:
+        app: shop
+    spec:
+      serviceAccountName: app
+      containers:
+        - name: app
+          image: app:latest
+          ports:
+            - containerPort: 8080
+          envFrom:
+            - configMapRef:
+                name: app-config
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+`),
+		"service.yaml": []byte(`apiVersion: v1
+kind: Service
+metadata:
+  name: app
+spec:
+  selector:
+    app: shop
+  ports:
+    - port: 80
+      targetPort: 8080
+`),
+		"serviceaccount.yaml": []byte(`apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: app
+`),
+		"hpa.yaml": []byte(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: app
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: app
+  minReplicas: 3
+  maxReplicas: 10
+`),
+		"pdb.yaml": []byte(`apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: app
+spec:
+  minAvailable: 2
+  selector:
+    matchLabels:
+      app: shop
+`),
+	}
+}
+
+// processMeter builds a meter process and returns a function running
+// ARGS through it: peak RSS in MB and wall time in ms.
+func processMeter(b *testing.B) func(b *testing.B, args ...string) (mb, ms float64) {
+	meter := filepath.Join(b.TempDir(), "meter")
+	src := filepath.Join(b.TempDir(), "meter.go")
+	if err := os.WriteFile(src, []byte(processMeterProgram), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", meter, src).CombinedOutput(); err != nil {
+		b.Skipf("building the meter: %v\n%s", err, out)
+	}
+	return func(b *testing.B, args ...string) (float64, float64) {
+		out, err := exec.Command(meter, args...).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			b.Fatalf("%v: %v\n%s%s", args, err, out, stderr)
+		}
+		f := strings.Fields(string(out))
+		if len(f) != 2 {
+			b.Fatalf("meter output %q", out)
+		}
+		kb, err1 := strconv.ParseFloat(f[0], 64)
+		ns, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("meter output %q", out)
+		}
+		return kb / 1024, ns / 1e6
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// BenchmarkCLIVsKpt measures what users wait for, whole processes side by
+// side in one run, interleaved so machine load falls on both alike:
+// `kptbot version` next to a Go hello-world (the floor of any Go CLI), and
+// `fn render` of a fresh copy of smallPackage by the kptbot CLI (built-in
+// functions) and by the kpt CLI with exec: binaries built from the same
+// catalog modules. It reports medians over 7 runs per iteration:
+// wall-clock ms and peak RSS MB of each, and kpt's time over kptbot's
+// (render-speedup-x; the goal is >= 10). Skipped cleanly without kpt or
+// the go tool.
+func BenchmarkCLIVsKpt(b *testing.B) {
+	if goruntime.GOOS != "linux" {
+		b.Skip("ru_maxrss is in kilobytes on Linux only")
+	}
+	kpt, err := exec.LookPath("kpt")
+	if err != nil {
+		b.Skip("kpt not installed")
+	}
+	run := processMeter(b)
+	bins := b.TempDir()
+	build := func(out string, args ...string) {
+		cmd := exec.Command("go", append([]string{"build", "-o", filepath.Join(bins, out)}, args...)...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if o, err := cmd.CombinedOutput(); err != nil {
+			b.Skipf("building %s: %v\n%s", out, err, o)
+		}
+	}
+	build("kptbot", "../cmd/kptbot")
+	hello := filepath.Join(b.TempDir(), "hello.go")
+	if err := os.WriteFile(hello, []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	build("hello", hello)
+	const catalog = "github.com/kptdev/krm-functions-catalog/functions/go/"
+	for _, f := range []string{"set-namespace", "apply-replacements", "starlark"} {
+		build(f, catalog+f)
+	}
+	img := func(name string) string { return "image: ghcr.io/kptdev/krm-functions-catalog/" + name }
+	ex := func(name string) string { return "exec: " + filepath.Join(bins, name) }
+	ours := smallPackage(img("set-namespace:v0.4.5"), img("apply-replacements:v0.1.5"), img("starlark:v0.5.5"))
+	theirs := smallPackage(ex("set-namespace"), ex("apply-replacements"), ex("starlark"))
+	kptbot := filepath.Join(bins, "kptbot")
+	dir := filepath.Join(b.TempDir(), "pkg")
+	fresh := func(t kptpkg.Tree) {
+		b.StopTimer()
+		defer b.StartTimer()
+		os.RemoveAll(dir)
+		if err := t.Write(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var helloMs, helloMB, verMs, verMB, ourMs, ourMB, kptMs, kptMB []float64
+	for i := 0; i < b.N*7; i++ {
+		mb, ms := run(b, filepath.Join(bins, "hello"))
+		helloMs, helloMB = append(helloMs, ms), append(helloMB, mb)
+		mb, ms = run(b, kptbot, "version")
+		verMs, verMB = append(verMs, ms), append(verMB, mb)
+		fresh(ours)
+		mb, ms = run(b, kptbot, "fn", "render", dir)
+		ourMs, ourMB = append(ourMs, ms), append(ourMB, mb)
+		fresh(theirs)
+		mb, ms = run(b, kpt, "fn", "render", dir, "--allow-exec")
+		kptMs, kptMB = append(kptMs, ms), append(kptMB, mb)
+	}
+	b.ReportMetric(median(helloMs), "hello-ms")
+	b.ReportMetric(median(helloMB), "hello-MB")
+	b.ReportMetric(median(verMs), "version-ms")
+	b.ReportMetric(median(verMB), "version-MB")
+	b.ReportMetric(median(ourMs), "render-ms")
+	b.ReportMetric(median(ourMB), "render-MB")
+	b.ReportMetric(median(kptMs), "kpt-render-ms")
+	b.ReportMetric(median(kptMB), "kpt-render-MB")
+	b.ReportMetric(median(kptMs)/median(ourMs), "render-speedup-x")
+}
