@@ -44,9 +44,11 @@ func (b *Bot) RefreshIndex(ctx context.Context) error {
 		}
 		all = append(all, b.readIndexed(ctx, n, repos)...)
 	}
-	gen, probs := expandSets(all)
+	ups := b.setUpstreams(ctx, all)
+	gen, probs := expandSets(all, ups)
 	b.index.mu.Lock()
 	b.index.repos, b.index.built, b.index.generated, b.index.problems = all, time.Now(), gen, probs
+	b.index.upstreams = ups
 	b.index.mu.Unlock()
 	return nil
 }
@@ -146,7 +148,7 @@ func (b *Bot) replaceIndexed(r forge.Repo, entry *indexed) {
 		repos = append(repos, *entry)
 	}
 	b.index.repos = repos
-	b.index.generated, b.index.problems = expandSets(repos)
+	b.index.generated, b.index.problems = expandSets(repos, b.index.upstreams)
 }
 
 // tagTTL is how long a repository's tag list is reused. A tag webhook

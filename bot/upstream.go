@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kptbot/kptbot/config"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
 	"github.com/kptbot/kptbot/fetch/sources"
@@ -31,6 +33,9 @@ type index struct {
 	generated map[string][]generatedVariant
 	// problems are set expansion errors, by the set's repository.
 	problems map[string][]Problem
+	// upstreams are the sets' CEL variable upstream (setKey → object),
+	// read at each full rebuild.
+	upstreams map[string]config.Object
 	// rebuild makes concurrent full rebuilds one (see RefreshIndex).
 	rebuild sync.Mutex
 }
@@ -59,7 +64,7 @@ type generatedVariant struct {
 // forge: explicit targets by name, selectors over topics. A target that
 // does not accept the set's repository is reported to the set's
 // repository (variantsFor is what refuses it).
-func expandSets(repos []indexed) (map[string][]generatedVariant, map[string][]Problem) {
+func expandSets(repos []indexed, upstreams map[string]config.Object) (map[string][]generatedVariant, map[string][]Problem) {
 	objs := map[string][]config.Object{}
 	for _, ix := range repos {
 		if len(ix.repo.Topics) == 0 {
@@ -80,7 +85,11 @@ func expandSets(repos []indexed) (map[string][]generatedVariant, map[string][]Pr
 			continue
 		}
 		for _, set := range ix.cfg.Sets {
-			pvs, err := config.Expand(set, config.ExpandInput{Upstream: config.Object{Name: set.Spec.Upstream.Package}, Repositories: objs[ix.repo.Forge]})
+			up, ok := upstreams[setKey(ix, set)]
+			if !ok {
+				up = config.Object{Name: set.Spec.Upstream.Package}
+			}
+			pvs, err := config.Expand(set, config.ExpandInput{Upstream: up, Repositories: objs[ix.repo.Forge]})
 			if err != nil {
 				probs[ix.repo.FullName] = append(probs[ix.repo.FullName], Problem{Severity: SeverityError, Repo: ix.repo.FullName, File: ix.cfgPath(), Message: err.Error()})
 				continue
@@ -98,6 +107,61 @@ func expandSets(repos []indexed) (map[string][]generatedVariant, map[string][]Pr
 		}
 	}
 	return gen, probs
+}
+
+func setKey(ix indexed, set config.PackageVariantSet) string {
+	return genKey(ix.repo.Forge, ix.repo.FullName) + "#" + set.Metadata.Name
+}
+
+// setUpstreams reads every PackageVariantSet's CEL variable upstream, as
+// Porch's upstream package revision: the upstream package's name and its
+// Kptfile's labels and annotations at the revision the set follows. Only
+// upstreams on the bot's forges that the set's repository may read are
+// read; the others (and any failure) give the name alone.
+func (b *Bot) setUpstreams(ctx context.Context, repos []indexed) map[string]config.Object {
+	out := map[string]config.Object{}
+	for _, ix := range repos {
+		if ix.cfg == nil {
+			continue
+		}
+		for _, set := range ix.cfg.Sets {
+			if obj, ok := b.setUpstream(ctx, repos, ix, set.Spec.Upstream); ok {
+				out[setKey(ix, set)] = obj
+			}
+		}
+	}
+	return out
+}
+
+func (b *Bot) setUpstream(ctx context.Context, repos []indexed, set indexed, up *config.Upstream) (config.Object, bool) {
+	i := slices.IndexFunc(repos, func(r indexed) bool { return r.repo.Forge == set.repo.Forge && sameUpstream(up.Repo, r.repo) })
+	if i < 0 || repos[i].readableBy(set.repo) != nil {
+		return config.Object{}, false
+	}
+	src := repos[i]
+	pkg := strings.Trim(up.Package, "/")
+	tags, err := b.listTags(ctx, src.f, src.repo)
+	if err != nil {
+		return config.Object{}, false
+	}
+	tag := -1
+	if up.Revision == "" || up.Revision == config.DefaultRevision {
+		_, tag = porch.LatestOf(pkg, tags, func(t forge.Tag) string { return t.Name })
+	} else {
+		tag = slices.IndexFunc(tags, func(t forge.Tag) bool { return t.Name == pkg+"/"+up.Revision || t.Name == up.Revision })
+	}
+	if tag < 0 {
+		return config.Object{}, false
+	}
+	snap, err := src.f.ReadTree(ctx, src.repo, tags[tag].SHA, pkg)
+	if err != nil {
+		return config.Object{}, false
+	}
+	kf, err := kptpkg.DecodeKptfile(pkg+"/"+kptpkg.KptfileName, snap.Files[kptpkg.KptfileName])
+	if err != nil {
+		return config.Object{}, false
+	}
+	return config.Object{Name: up.Package, Labels: kf.Labels, Annotations: kf.Annotations}, true
 }
 
 // accepts reports whether the indexed target's configuration accepts

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/internal/fleettest"
 )
 
 // pushConfig replaces r's kptbot.yaml on main and delivers the push.
@@ -85,5 +86,45 @@ func TestMovedVariantClosesTheOldPackagesChange(t *testing.T) {
 	}
 	if branchNamed(t, fl, r, old.HeadRef) {
 		t.Errorf("branch %s of the old package's change is still there", old.HeadRef)
+	}
+}
+
+// A PackageVariantSet's CEL variable upstream carries the upstream
+// package's labels and annotations (its Kptfile's at the revision the set
+// follows), as Porch's upstream package revision does.
+func TestSetSeesUpstreamLabelsAndAnnotations(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, 0)
+	set := `apiVersion: kptbot.dev/v1alpha1
+kind: PackageVariantSet
+metadata:
+  name: edge-ns
+spec:
+  upstream: {repo: acme/blueprints, package: basens}
+  targets:
+    - repositories: [{name: acme/explicit, packageNames: [ns-explicit]}]
+      template:
+        labelExprs: [{key: tier, valueExpr: "upstream.labels['tier']"}]
+        annotationExprs: [{key: owner-team, valueExpr: "upstream.annotations['example.com/team'] + '@' + upstream.name"}]
+`
+	kf := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: basens\n  labels:\n    tier: gold\n  annotations:\n    example.com/team: platform\n"
+	fleettest.Publish(t, fl.fake, 2, map[string][]byte{"kptbot.yaml": []byte(set), "basens/Kptfile": []byte(kf)})
+	target := forge.Repo{Forge: forge.GitHub, FullName: "acme/explicit", DefaultBranch: "main"}
+	if _, err := fl.bot.Reconcile(fl.ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	cs := fl.openUpdates(target)
+	if len(cs) != 1 {
+		t.Fatalf("update changes on acme/explicit = %+v", cs)
+	}
+	snap, err := fl.fake.ReadTree(fl.ctx, target, cs[0].HeadSHA, "ns-explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(snap.Files["Kptfile"])
+	for _, want := range []string{"tier: gold", "owner-team: platform@basens"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the generated variant's Kptfile lacks %q:\n%s", want, got)
+		}
 	}
 }
