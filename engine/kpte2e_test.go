@@ -113,7 +113,6 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 
 // kptE2EDifferences are the copied cases kptbot does not yet reproduce.
 var kptE2EDifferences = map[string]string{
-	"no-fnconfig":  "set-labels v0.2 without a function config fails with the info result \"`FunctionConfig` is not given\"; the built-in warns and succeeds",
 	"generator":    "a resource a starlark function generates with a path in a subpackage directory is written where kpt v1.0.0-beta.67 puts it",
 	"no-resources": "a generated resource with an absolute path annotation is refused on save; kpt v1.0.0-beta.67 accepts it",
 }

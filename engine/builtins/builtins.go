@@ -9,6 +9,7 @@ package builtins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -74,6 +75,10 @@ func (f *Function) WithContext(ctx context.Context) *Function {
 // fields its configuration names.
 func (f *Function) ReadsAnyField() bool { return f != nil && f.readsAll }
 
+// errFunctionFailure is a function body's failure that it reported through
+// its results, none of them an error (the catalog's SDK exits 1 then).
+var errFunctionFailure = errors.New("function failure")
+
 // processor is the body of a built-in. It edits rl in place and returns an
 // error when the function as a whole fails; it may also report failure
 // through error-severity results.
@@ -91,7 +96,7 @@ func functions() []Function {
 		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: streamed(streamSetImage), stream: streamSetImage, skip: skipWithoutImage},
 		// set-labels v0.2 rewrote v0.1's kustomize field specs; the
 		// current line comes first, for tags that name no version.
-		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: streamed(streamSetLabelsV02), stream: streamSetLabelsV02},
+		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: runSetLabelsV02, stream: streamSetLabelsV02},
 		{Name: "set-labels", Versions: []string{"v0.1"}, Description: "Add or update labels on all resources, their selectors and templates (v0.1: kustomize's commonLabels field specs).", run: streamed(streamSetLabels), stream: streamSetLabels},
 		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
 		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true},
@@ -208,7 +213,7 @@ func (f *Function) Run(r io.Reader, w io.Writer) error {
 		if e := resourcelist.FirstError(rl.Results); e != nil {
 			runErr = fmt.Errorf("%s", e.Message)
 		}
-	} else if resourcelist.FirstError(rl.Results) == nil {
+	} else if resourcelist.FirstError(rl.Results) == nil && !errors.Is(runErr, errFunctionFailure) {
 		rl.Results = append(rl.Results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
 	}
 	if err := rl.Encode(w); err != nil {
@@ -236,7 +241,7 @@ func (f *Function) Process(items []*yaml.RNode, functionConfig *yaml.RNode) ([]*
 		if e := resourcelist.FirstError(rl.Results); e != nil {
 			runErr = fmt.Errorf("%s", e.Message)
 		}
-	} else if resourcelist.FirstError(rl.Results) == nil {
+	} else if resourcelist.FirstError(rl.Results) == nil && !errors.Is(runErr, errFunctionFailure) {
 		rl.Results = append(rl.Results, &fn.Result{Message: runErr.Error(), Severity: fn.Error})
 	}
 	if runErr != nil {

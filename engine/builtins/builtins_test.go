@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	kptfn "github.com/kptdev/kpt/pkg/fn"
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Built-ins must plug into kpt wherever it takes a function runner.
@@ -147,9 +149,30 @@ func TestRunWithoutItems(t *testing.T) {
 
 	f, _ = Lookup("set-labels")
 	out.Reset()
-	err := f.Run(strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"), &out)
-	if err == nil || !strings.Contains(err.Error(), "got kind none") {
-		t.Errorf("set-labels without config: err = %v", err)
+	if err := f.Run(strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"), &out); err != nil {
+		t.Errorf("set-labels without config or resources: %v", err)
+	}
+	if want := "results:\n- message: '`FunctionConfig` is not given'\n  severity: info\n- message: no input resources\n  severity: info\n"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("set-labels without config or resources wrote\n%s\nwant it to end in\n%s", out.String(), want)
+	}
+}
+
+// TestSetLabelsWithoutConfigFails: the catalog's set-labels v0.2, given
+// no function config and a resource to label, reports only that the
+// config is not given (as info) and fails, as kpt's no-fnconfig e2e case
+// records it.
+func TestSetLabelsWithoutConfigFails(t *testing.T) {
+	t.Parallel()
+	f, _ := Lookup("set-labels:v0.2")
+	cm := yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+	for _, cfg := range []*yaml.RNode{nil, yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata: {}\n")} {
+		_, results, err := f.Process([]*yaml.RNode{cm.Copy()}, cfg)
+		if err == nil {
+			t.Errorf("config %v: set-labels succeeded", cfg)
+		}
+		if len(results) != 1 || results[0].Message != "`FunctionConfig` is not given" || results[0].Severity != fn.Info {
+			t.Errorf("config %v: results %v, want only the info that the config is not given", cfg, results)
+		}
 	}
 }
 

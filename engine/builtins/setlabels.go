@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptbot/kptbot/internal/yamlnode"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,7 +21,30 @@ import (
 // (never creating one), with its topology spread and affinity selectors;
 // a CronJob's job template; a StatefulSet's volume claim templates; a
 // NetworkPolicy's pod selectors. Its count is the catalog's: every label
-// at every place visited, changed or not.
+// at every place visited, changed or not. Without a function config it
+// does not stream (runSetLabelsV02).
+// errNoFunctionConfig: set-labels v0.2 was given no function config.
+var errNoFunctionConfig = errors.New("`FunctionConfig` is not given")
+
+// runSetLabelsV02 is set-labels v0.2 on the whole list. Given no function
+// config (kpt render's none, kpt fn eval's empty "function-input"), the
+// catalog's SDK reports "`FunctionConfig` is not given" and the function
+// then fails without another result, unless there is no resource but
+// package-local config to label.
+func runSetLabelsV02(rl *resourcelist.List) error {
+	if kindOf(rl.FunctionConfig).kind != "" {
+		return streamed(streamSetLabelsV02)(rl)
+	}
+	rl.Results = append(rl.Results, &fn.Result{Message: errNoFunctionConfig.Error(), Severity: fn.Info})
+	for _, it := range rl.Items {
+		if !isLocalConfig(it) {
+			return errFunctionFailure
+		}
+	}
+	rl.Results = append(rl.Results, &fn.Result{Message: "no input resources", Severity: fn.Info})
+	return nil
+}
+
 func streamSetLabelsV02(cfg *yaml.RNode) (*Stream, error) {
 	k := kindOf(cfg)
 	var want map[string]string
@@ -30,8 +54,15 @@ func streamSetLabelsV02(cfg *yaml.RNode) (*Stream, error) {
 		want, err = stringMap(cfg, "data")
 	case k.is("SetLabels"):
 		want, err = stringMap(cfg, "labels")
+	case k.kind == "":
+		return nil, errNoFunctionConfig
 	default:
-		return nil, fmt.Errorf("functionConfig: expected ConfigMap data or SetLabels labels, got kind %s", k)
+		// the SDK's message, which names kinds as group-qualified kinds
+		gk := k.kind
+		if k.group != "" {
+			gk += "." + k.group
+		}
+		return nil, fmt.Errorf("unknown FunctionConfig `%s`, expect `SetLabels.fn.kpt.dev` or `ConfigMap.v1`", gk)
 	}
 	if err != nil {
 		return nil, err
