@@ -1,4 +1,4 @@
-package bot
+package trust
 
 import (
 	"errors"
@@ -38,9 +38,9 @@ func TestReadableBy(t *testing.T) {
 		{"private, listed on another forge", gh("acme/bp", true), share, gl("ops/edge", false), true},
 		{"private, unprefixed entry is the upstream's forge", gh("acme/bp", true), share, gl("partner/site", false), false},
 	} {
-		err := readableBy(tc.up, tc.spec, tc.down)
+		err := ReadableBy(tc.up, tc.spec, tc.down)
 		if (err == nil) != tc.readable || (err != nil && !errors.Is(err, ErrNotShared)) {
-			t.Errorf("%s: readableBy = %v, want readable %v", tc.name, err, tc.readable)
+			t.Errorf("%s: ReadableBy = %v, want readable %v", tc.name, err, tc.readable)
 		}
 	}
 }
@@ -59,19 +59,19 @@ func TestAcceptedSource(t *testing.T) {
 		{"not listed", forge.Repo{Forge: forge.GitHub, FullName: "acme/sandbox"}, false},
 		{"listed name on another forge", forge.Repo{Forge: forge.GitLab, FullName: "acme/fleet"}, false},
 	} {
-		if _, ok := acceptedSource(prod, spec, tc.from); ok != tc.ok {
+		if _, ok := AcceptedSource(prod, spec, tc.from); ok != tc.ok {
 			t.Errorf("%s: accepted %v, want %v", tc.name, ok, tc.ok)
 		}
 	}
 	set := config.PackageVariant{Spec: config.PackageVariantSpec{UpdatePolicy: "publish", AdoptionPolicy: "adoptExisting"}}
 	from := forge.Repo{Forge: forge.GitHub, FullName: "acme/fleet"}
-	if got := applySource(set, prod, from, config.VariantSource{Repo: "acme/fleet"}).Spec; got.UpdatePolicy != "" || got.AdoptionPolicy != "" {
+	if got := ApplySource(set, prod, from, config.VariantSource{Repo: "acme/fleet"}).Spec; got.UpdatePolicy != "" || got.AdoptionPolicy != "" {
 		t.Errorf("a set elsewhere kept its policies: %+v", got)
 	}
-	if got := applySource(set, prod, from, config.VariantSource{Repo: "acme/fleet", UpdatePolicy: "draft"}).Spec; got.UpdatePolicy != "draft" {
+	if got := ApplySource(set, prod, from, config.VariantSource{Repo: "acme/fleet", UpdatePolicy: "draft"}).Spec; got.UpdatePolicy != "draft" {
 		t.Errorf("the target's policy for the source was not applied: %+v", got)
 	}
-	if got := applySource(set, prod, prod, config.VariantSource{}).Spec; got.UpdatePolicy != "publish" {
+	if got := ApplySource(set, prod, prod, config.VariantSource{}).Spec; got.UpdatePolicy != "publish" {
 		t.Errorf("a repository's own set lost its policy: %+v", got)
 	}
 }
@@ -89,14 +89,14 @@ func TestRefKey(t *testing.T) {
 		"https://git.example:8443//acme//bp.git",
 		"https://git.example:8443/other/../acme/./bp",
 	} {
-		if got := refKey(ref); got != want {
-			t.Errorf("refKey(%q) = %q, want %q", ref, got, want)
+		if got := RefKey(ref); got != want {
+			t.Errorf("RefKey(%q) = %q, want %q", ref, got, want)
 		}
 	}
-	if got := refKey("git@github.com:Acme/BP.git"); got != "github.com/acme/bp" {
+	if got := RefKey("git@github.com:Acme/BP.git"); got != "github.com/acme/bp" {
 		t.Errorf("scp-like: %q", got)
 	}
-	if got := refKey("Acme/BP"); got != "acme/bp" {
+	if got := RefKey("Acme/BP"); got != "acme/bp" {
 		t.Errorf("owner/name: %q", got)
 	}
 }
