@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
-	"github.com/kptbot/kptbot/fetch/locator"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +40,11 @@ or the archive's sha256, so the same bytes are fetched again on update.`,
 			if err != nil {
 				return err
 			}
-			dest, err := getDestination(args, ref)
+			dest := "."
+			if len(args) > 1 {
+				dest = args[1]
+			}
+			dest, err = engine.Destination(dest, ref)
 			if err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ or the archive's sha256, so the same bytes are fetched again on update.`,
 				return err
 			}
 			for _, p := range res.Packages {
-				fmt.Fprintf(out, "Fetched %s\n", describe(p))
+				fmt.Fprintf(out, "Fetched %s\n", p.Describe())
 			}
 			fmt.Fprintf(out, "\nFetched %d package(s).\n", len(res.Packages))
 			if forDeployment {
@@ -76,84 +77,6 @@ or the archive's sha256, so the same bytes are fetched again on update.`,
 	cmd.Flags().BoolVar(&forDeployment, "for-deployment", false, "customize the package for deployment (generates package-context.yaml)")
 	sf.register(cmd)
 	return cmd
-}
-
-// getDestination applies kpt's rule: an existing directory receives a new
-// subdirectory named after the package; otherwise the path itself is used.
-func getDestination(args []string, ref fetch.Ref) (string, error) {
-	dest := "."
-	if len(args) > 1 {
-		dest = args[1]
-	}
-	dest, err := filepath.Abs(dest)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(dest)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return dest, nil
-		}
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("destination %s exists and is not a directory", dest)
-	}
-	base := filepath.Base(ref.Dir)
-	switch {
-	case locator.Store(ref.Repo) != locator.Git:
-		base = locator.DefaultName(locator.Ref(ref))
-	case ref.Dir == "/":
-		base = filepath.Base(strings.TrimSuffix(strings.TrimSuffix(ref.Repo, "/"), ".git"))
-	}
-	return filepath.Join(dest, base), nil
-}
-
-// splitPkgArg splits PKG_PATH[@VERSION] (default ".").
-func splitPkgArg(args []string) (dir, version string) {
-	dir = "."
-	if len(args) > 0 {
-		dir = args[0]
-	}
-	if i := strings.LastIndex(dir, "@"); i >= 0 {
-		dir, version = dir[:i], dir[i+1:]
-		if dir == "" {
-			dir = "."
-		}
-	}
-	return dir, version
-}
-
-// packageName names a package of an update as kpt does: the root by its
-// directory's name (never "."), a subpackage by its path below the root's
-// parent directory ("team-a/db").
-func packageName(root, sub string) string {
-	name := filepath.Base(root)
-	if abs, err := filepath.Abs(root); err == nil {
-		name = filepath.Base(abs)
-	}
-	if sub == "" || sub == "." {
-		return name
-	}
-	return name + "/" + filepath.ToSlash(sub)
-}
-
-// formatConflict prints one conflict on one line when both values are
-// scalars; a list or other multi-line value is printed as an indented
-// YAML block under "local:" and "upstream:", so it reads as YAML.
-func formatConflict(indent, label string, c pkgmerge.Conflict) string {
-	if !strings.Contains(c.Local, "\n") && !strings.Contains(c.Upstream, "\n") {
-		return indent + label + c.String() + "\n"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s%s: %s: %s (upstream kept):\n", indent, label, c.File, c.Resource, c.Field)
-	for _, v := range []struct{ side, value string }{{"local", c.Local}, {"upstream", c.Upstream}} {
-		fmt.Fprintf(&b, "%s  %s:\n", indent, v.side)
-		for _, line := range strings.Split(strings.TrimRight(v.value, "\n"), "\n") {
-			fmt.Fprintf(&b, "%s    %s\n", indent, line)
-		}
-	}
-	return b.String()
 }
 
 func newPkgUpdateCmd() *cobra.Command {
@@ -178,7 +101,7 @@ update can be reviewed and reverted with git (kpt does not check this;
 --allow-dirty skips the check).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, version := splitPkgArg(args)
+			dir, version := engine.SplitPackageArg(firstArg(args))
 			if output != "text" && output != "json" {
 				return fmt.Errorf("--output %q: expected text or json", output)
 			}
@@ -203,7 +126,7 @@ update can be reviewed and reverted with git (kpt does not check this;
 				return writeJSONTo(out, res)
 			}
 			for _, p := range res.Packages {
-				fmt.Fprintf(out, "Updated package %q from %s\n", packageName(dir, p.Path), describe(p))
+				fmt.Fprintf(out, "Updated package %q from %s\n", engine.PackageName(dir, p.Path), p.Describe())
 			}
 			for _, f := range res.Added {
 				fmt.Fprintf(out, "  added    %s\n", f)
@@ -217,7 +140,7 @@ update can be reviewed and reverted with git (kpt does not check this;
 			if len(res.Conflicts) > 0 {
 				fmt.Fprintf(out, "\n%d conflict(s): local and upstream both changed these fields; upstream's value was kept:\n", len(res.Conflicts))
 				for _, c := range res.Conflicts {
-					fmt.Fprint(out, formatConflict("  ", "", c))
+					fmt.Fprint(out, c.Format("  ", ""))
 				}
 			}
 			fmt.Fprintf(out, "\nUpdated %d package(s).\n", len(res.Packages))
@@ -229,4 +152,12 @@ update can be reviewed and reverted with git (kpt does not check this;
 	cmd.Flags().BoolVar(&allowDirty, "allow-dirty", false, "update even if the package has uncommitted changes or is not in a git repository")
 	sf.register(cmd)
 	return cmd
+}
+
+// firstArg is the first argument, "" when there is none.
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

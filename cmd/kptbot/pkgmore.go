@@ -56,7 +56,7 @@ diff printed by kptbot itself (no diff tool needed).
   3way      the local and the remote diff, one after the other`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, version := splitPkgArg(args)
+			dir, version := engine.SplitPackageArg(firstArg(args))
 			opts.Version = version
 			src, err := sf.client()
 			if err != nil {

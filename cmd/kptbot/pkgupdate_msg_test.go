@@ -6,39 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/internal/gitfixture"
 )
-
-func TestPackageName(t *testing.T) {
-	t.Parallel()
-	cwd, _ := os.Getwd()
-	for _, tc := range []struct{ root, sub, want string }{
-		{".", ".", filepath.Base(cwd)},
-		{".", "db", filepath.Base(cwd) + "/db"},
-		{"/work/team-a", ".", "team-a"},
-		{"/work/team-a/", "db/cache", "team-a/db/cache"},
-		{"sites/team-b", "", "team-b"},
-	} {
-		if got := packageName(tc.root, tc.sub); got != tc.want {
-			t.Errorf("packageName(%q, %q) = %q, want %q", tc.root, tc.sub, got, tc.want)
-		}
-	}
-}
-
-func TestFormatConflict(t *testing.T) {
-	t.Parallel()
-	scalar := pkgmerge.Conflict{File: "a.yaml", Resource: "ConfigMap x", Field: "data.k", Local: "1", Upstream: "2"}
-	if got := formatConflict("  ", "", scalar); got != "  "+scalar.String()+"\n" {
-		t.Errorf("scalar conflict: %q", got)
-	}
-	list := pkgmerge.Conflict{File: "a.yaml", Resource: "Deployment web", Field: "spec.args", Local: "- a\n- local", Upstream: "- a\n- up"}
-	want := "  conflict: a.yaml: Deployment web: spec.args (upstream kept):\n" +
-		"    local:\n      - a\n      - local\n    upstream:\n      - a\n      - up\n"
-	if got := formatConflict("  ", "conflict: ", list); got != want {
-		t.Errorf("list conflict:\n%s\nwant\n%s", got, want)
-	}
-}
 
 // TestUpdateMessages: pkg update names the package by its directory and
 // prints a conflict on a list as YAML blocks.

@@ -197,7 +197,7 @@ func rpkgClone() *cobra.Command {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s/%s cloned from %s as a draft (%s)", args[1], f.workspace, describe(up), commit[:12]), nil
+		return fmt.Sprintf("%s/%s cloned from %s as a draft (%s)", args[1], f.workspace, up.Describe(), commit[:12]), nil
 	})
 	cmd.Flags().BoolVar(&opts.ForDeployment, "for-deployment", false, "generate package-context.yaml")
 	sf.register(cmd)
@@ -291,7 +291,7 @@ func rpkgUpgrade() *cobra.Command {
 			said = fmt.Sprintf("%s/%s created from %s and upgraded to %s", args[0], f.workspace, up.From, up.To)
 		}
 		for _, c := range up.Conflicts {
-			said += "\n" + strings.TrimSuffix(formatConflict("  ", "conflict: ", c), "\n")
+			said += "\n" + strings.TrimSuffix(c.Format("  ", "conflict: "), "\n")
 		}
 		return said, nil
 	})

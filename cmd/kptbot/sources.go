@@ -5,7 +5,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/fetch/archive"
 	"github.com/kptbot/kptbot/fetch/locator"
@@ -38,16 +37,6 @@ func (s *sourceFlags) client() (*sources.Client, error) {
 		InsecureHosts: s.insecure,
 		Limits:        archive.Limits{MaxBytes: s.maxBytes, MaxFiles: s.maxFiles},
 	})
-}
-
-// describe says where a fetched package came from and what it resolved to.
-func describe(p engine.FetchedPackage) string {
-	switch {
-	case p.Resolved.Ref == "" || p.Resolved.Ref == p.Resolved.Commit:
-		return fmt.Sprintf("%s at %s", p.Source(), p.Resolved.Commit)
-	default:
-		return fmt.Sprintf("%s at %s (%s)", p.Source(), p.Resolved.Ref, p.Resolved.Commit)
-	}
 }
 
 func newPkgPushCmd() *cobra.Command {
