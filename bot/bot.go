@@ -365,6 +365,8 @@ func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error 
 			r.Forge = ev.Forge
 			b.unindexRepo(r)
 		}
+	case forge.EventRepoRenamed:
+		err = b.onRenamed(ctx, ev, out)
 	case forge.EventTagDeleted:
 		b.forgetTags(ev.Repo)
 		out.Skipped = "tag deleted"

@@ -85,7 +85,7 @@ func (fl *fleet) openUpdates(r forge.Repo) []forge.Change {
 
 // TestFollowerIndexKeptPerRepository: a push to a default branch that
 // adds or drops a variant, an installation adding or removing a
-// repository, change the followers of the upstream at once, without a
+// repository, a repository renamed, change the followers of the upstream at once, without a
 // full rebuild (no repository listing, no re-read of every other
 // repository's kptbot.yaml).
 func TestFollowerIndexKeptPerRepository(t *testing.T) {
@@ -150,8 +150,24 @@ func TestFollowerIndexKeptPerRepository(t *testing.T) {
 	if !follows(downstream(4).FullName) {
 		t.Error("a repository the installation added back does not follow")
 	}
+	// site-5 is renamed (the fake forge keeps its history under the new
+	// name): its variant follows under the new name, the old name gets
+	// nothing, and the tag fans out to the new name.
+	site5, renamed := downstream(5), forge.Repo{Forge: forge.GitHub, FullName: "acme/site-5-renamed", DefaultBranch: "main"}
+	old, _ := fl.fake.ReadTree(fl.ctx, site5, "main", "")
+	fl.fake.Seed(renamed, "main", old.Files)
+	if _, err := fl.bot.Handle(fl.ctx, forge.Event{Forge: forge.GitHub, Kind: forge.EventRepoRenamed, Repo: renamed, From: site5.FullName, Sender: forge.User{Login: "alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	if follows(site5.FullName) || !follows(renamed.FullName) {
+		t.Errorf("after the rename: old name follows %v, new name follows %v; want only the new", follows(site5.FullName), follows(renamed.FullName))
+	}
 	if n := fl.fake.Calls("ListRepos") - lists; n != 0 {
 		t.Errorf("%d repository listings: the index was rebuilt in full", n)
+	}
+	fl.tagEvent(1)
+	if len(fl.openUpdates(renamed)) != 1 || len(fl.openUpdates(site5)) != 0 {
+		t.Errorf("the tag's clone changes: %d under the new name, %d under the old; want 1 and 0", len(fl.openUpdates(renamed)), len(fl.openUpdates(site5)))
 	}
 	// Each event re-read its own repository's config (a few paths), not
 	// the fleet's.

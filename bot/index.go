@@ -117,6 +117,26 @@ func (b *Bot) indexRepo(ctx context.Context, r forge.Repo) {
 	b.replaceIndexed(r, &entry)
 }
 
+// onRenamed follows a repository renamed or transferred: its entry under
+// the old name goes (with the old name's cached tags), the new name is
+// read and reconciled like a repository just added, so the variants it
+// follows keep coming to it and nothing is sent to the old name.
+func (b *Bot) onRenamed(ctx context.Context, ev forge.Event, out *Outcome) error {
+	old := forge.Repo{Forge: ev.Forge, FullName: ev.From}
+	r := ev.Repo
+	r.Forge = ev.Forge
+	b.unindexRepo(old)
+	b.forgetTags(old)
+	b.indexRepo(ctx, r)
+	if s := SchedulerFrom(ctx); s != nil {
+		s.Resync(r) // in r's own serialization
+		return nil
+	}
+	o, err := b.Reconcile(ctx, r)
+	out.Add(o)
+	return err
+}
+
 // unindexRepo drops a repository (an installation removing it).
 func (b *Bot) unindexRepo(r forge.Repo) { b.replaceIndexed(r, nil) }
 

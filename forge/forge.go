@@ -208,6 +208,11 @@ const (
 	EventInstallationAdded      EventKind = "installation.added"
 	EventInstallationRemoved    EventKind = "installation.removed"
 	EventCheckRerequested       EventKind = "check.rerequested"
+	// EventRepoRenamed is a repository renamed or transferred to another
+	// owner: Repo is its new name, From its old full name. (A repository
+	// created or deleted arrives as EventInstallationAdded or
+	// EventInstallationRemoved: the bot can see it, or no longer can.)
+	EventRepoRenamed EventKind = "repository.renamed"
 	// EventIgnored is a delivery kptbot has no use for; Ignored says why.
 	EventIgnored EventKind = "ignored"
 )
@@ -233,6 +238,8 @@ type Event struct {
 	InstallationID int64 `json:"installationID,omitempty"`
 	// Repos are the repositories an installation event adds or removes.
 	Repos []Repo `json:"repos,omitempty"`
+	// From is a renamed or transferred repository's old full name.
+	From string `json:"from,omitempty"`
 	// Ignored is why an EventIgnored delivery was ignored.
 	Ignored string `json:"ignored,omitempty"`
 }

@@ -130,6 +130,8 @@ func Normalize(eventType, delivery string, body []byte) (forge.Event, error) {
 			return ignore("installation_repositories action %q", e.GetAction())
 		}
 		return ev, nil
+	case *gh.RepositoryEvent:
+		return repositoryEvent(ev, e)
 	case *gh.CheckRunEvent:
 		ev.Repo, ev.Sender, ev.InstallationID = repo(e.GetRepo()), user(e.GetSender()), e.GetInstallation().GetID()
 		if e.GetAction() != "rerequested" {
@@ -148,6 +150,39 @@ func Normalize(eventType, delivery string, body []byte) (forge.Event, error) {
 		return ignore("%s: the push event for the same ref is the one kptbot acts on", eventType)
 	}
 	return ignore("event %q is not one kptbot acts on", eventType)
+}
+
+// repositoryEvent keeps the follower index in step with the repositories
+// the bot can see: one created is like one added to the installation, one
+// deleted like one removed, and a rename or a transfer carries the old
+// name.
+func repositoryEvent(ev forge.Event, e *gh.RepositoryEvent) (forge.Event, error) {
+	r := repo(e.GetRepo())
+	ev.Sender, ev.InstallationID = user(e.GetSender()), e.GetInstallation().GetID()
+	switch e.GetAction() {
+	case "created":
+		ev.Kind, ev.Repos = forge.EventInstallationAdded, []forge.Repo{r}
+	case "deleted":
+		ev.Kind, ev.Repos = forge.EventInstallationRemoved, []forge.Repo{r}
+	case "renamed", "transferred":
+		owner, name, _ := strings.Cut(r.FullName, "/")
+		if from := e.GetChanges().GetRepo().GetName().GetFrom(); from != "" {
+			name = from
+		}
+		if o := e.GetChanges().GetOwner().GetOwnerInfo(); o != nil {
+			if l := o.GetUser().GetLogin() + o.GetOrg().GetLogin(); l != "" {
+				owner = l
+			}
+		}
+		if owner+"/"+name == r.FullName || name == "" {
+			ev.Kind, ev.Ignored = forge.EventIgnored, "repository "+e.GetAction()+" without its old name"
+			return ev, nil
+		}
+		ev.Kind, ev.Repo, ev.From = forge.EventRepoRenamed, r, owner+"/"+name
+	default:
+		ev.Kind, ev.Ignored = forge.EventIgnored, fmt.Sprintf("repository action %q", e.GetAction())
+	}
+	return ev, nil
 }
 
 // fallback reads the few fields kptbot needs from payloads go-github cannot

@@ -100,6 +100,26 @@ func TestParseWebhookPayloads(t *testing.T) {
 		{"installation", "installation/deleted.payload.json", forge.EventInstallationRemoved, nil},
 		{"installation_repositories", "installation_repositories/added.payload.json", forge.EventInstallationAdded, nil},
 		{"installation_repositories", "installation_repositories/removed.payload.json", forge.EventInstallationRemoved, nil},
+		{"repository", "derived/repository.created.payload.json", forge.EventInstallationAdded, func(t *testing.T, e forge.Event) {
+			if len(e.Repos) != 1 || e.Repos[0].FullName != "Codertocat/Hello-World" {
+				t.Errorf("created: %+v", e.Repos)
+			}
+		}},
+		{"repository", "derived/repository.deleted.payload.json", forge.EventInstallationRemoved, func(t *testing.T, e forge.Event) {
+			if len(e.Repos) != 1 || e.Repos[0].FullName != "Codertocat/Hello-World" {
+				t.Errorf("deleted: %+v", e.Repos)
+			}
+		}},
+		{"repository", "derived/repository.renamed.payload.json", forge.EventRepoRenamed, func(t *testing.T, e forge.Event) {
+			if e.Repo.FullName != "Codertocat/Hello-World-renamed" || e.From != "Codertocat/Hello-World" {
+				t.Errorf("renamed: %s from %q", e.Repo.FullName, e.From)
+			}
+		}},
+		{"repository", "derived/repository.transferred.payload.json", forge.EventRepoRenamed, func(t *testing.T, e forge.Event) {
+			if e.Repo.FullName != "octo-org/Hello-World" || e.From != "Codertocat/Hello-World" {
+				t.Errorf("transferred: %s from %q", e.Repo.FullName, e.From)
+			}
+		}},
 		{"check_run", "check_run/rerequested.payload.json", forge.EventCheckRerequested, func(t *testing.T, e forge.Event) {
 			if e.After == "" || e.Repo.FullName == "" {
 				t.Errorf("check rerequested (go-github cannot parse this payload): %+v", e)
