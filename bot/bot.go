@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -13,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kptbot/kptbot/config"
-	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/porch"
 )
 
 // Options configures a Bot.
@@ -210,61 +209,13 @@ func configProblems(repo string, err error) []Problem {
 	return out
 }
 
-// pkgName is a package's name (its path under the repository's package
-// directory), which tags and branches carry.
-func (rc *repoCtx) pkgName(dir string) string {
-	root := strings.Trim(rc.spec.Directory, "/")
-	if root == "" {
-		return dir
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(dir, root), "/")
-}
-
-// pkgDir is the repository path of a package name.
-func (rc *repoCtx) pkgDir(name string) string {
-	return path.Join(strings.Trim(rc.spec.Directory, "/"), name)
-}
-
-// packagesIn lists the package directories (holding a Kptfile, not
-// nested in another package) of a repository tree.
+// pkgName is a package's name, pkgDir its directory, and packagesIn a
+// tree's packages, under the repository's package directory (porch's
+// layout rules).
+func (rc *repoCtx) pkgName(dir string) string { return porch.PackagePath(rc.spec.Directory, dir) }
+func (rc *repoCtx) pkgDir(name string) string { return porch.PackageDir(rc.spec.Directory, name) }
 func (rc *repoCtx) packagesIn(files map[string][]byte) []string {
-	root := strings.Trim(rc.spec.Directory, "/")
-	var dirs []string
-	for p := range files {
-		if path.Base(p) != kptpkg.KptfileName {
-			continue
-		}
-		d := path.Dir(p)
-		if d == "." {
-			d = ""
-		}
-		if root != "" && d != root && !strings.HasPrefix(d, root+"/") {
-			continue
-		}
-		if d == root && root == "" {
-			continue // a Kptfile at the repository root is not a package of it
-		}
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	var top []string
-	for _, d := range dirs {
-		if n := len(top); n > 0 && strings.HasPrefix(d, top[n-1]+"/") {
-			continue // a subpackage renders with its parent
-		}
-		top = append(top, d)
-	}
-	return top
-}
-
-// packageOf returns the package directory holding file, or "".
-func packageOf(pkgs []string, file string) string {
-	for _, p := range pkgs {
-		if strings.HasPrefix(file, p+"/") {
-			return p
-		}
-	}
-	return ""
+	return porch.PackagesIn(rc.spec.Directory, files)
 }
 
 // Handle processes one normalized event. Events are hints: the bot reads

@@ -39,32 +39,7 @@ func (b *Bot) reportTooLarge(ctx context.Context, w *work, cause error) error {
 }
 
 func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
-	rep := forge.CheckReport{Name: checkPrefix + r.Name, HeadSHA: w.ch.HeadSHA, Status: forge.CheckCompleted}
-	switch {
-	case r.Deleted:
-		rep.Conclusion, rep.Title = forge.CheckSuccess, "package deleted"
-		rep.Summary = r.Diff.Summary()
-	case r.OK:
-		rep.Conclusion, rep.Title = forge.CheckSuccess, "rendered"
-		rep.Summary = r.Diff.Summary()
-	default:
-		rep.Conclusion, rep.Title = forge.CheckFailure, "render or validation failed"
-		rep.Summary = "```\n" + truncate(r.Message, 60000) + "\n```"
-	}
-	for _, p := range r.Findings {
-		if p.File != "" {
-			level := "failure"
-			if p.Severity == check.SeverityWarning {
-				level = "warning"
-			}
-			rep.Annotations = append(rep.Annotations, forge.Annotation{Path: p.File, Line: p.Line, Level: level, Message: truncate(p.Message, 1000)})
-		}
-		loc := p.File
-		if p.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", p.File, p.Line)
-		}
-		rep.Summary += fmt.Sprintf("\n- %s `%s`: %s", p.Severity, loc, truncate(p.Message, 500))
-	}
+	rep := r.Report(checkPrefix+r.Name, w.ch.HeadSHA)
 	w.rc.out.Checks = append(w.rc.out.Checks, CheckRef{Repo: w.rc.repo.FullName, Name: rep.Name, SHA: rep.HeadSHA, Conclusion: string(rep.Conclusion), Package: r.Name, Summary: rep.Title})
 	if b.opts.DryRun {
 		return nil
@@ -72,12 +47,7 @@ func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
 	return w.rc.f.ReportCheck(ctx, w.rc.repo, rep)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func truncate(s string, n int) string { return check.Truncate(s, n) }
 
 // loadStatus reads the bot's status comment on the change.
 func (b *Bot) loadStatus(ctx context.Context, w *work) error {

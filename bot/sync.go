@@ -9,6 +9,7 @@ import (
 	"github.com/kptbot/kptbot/check"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/porch"
 	"github.com/kptbot/kptbot/review"
 )
 
@@ -126,9 +127,9 @@ func (b *Bot) renderChange(ctx context.Context, w *work) error {
 		if contains(b.configPaths(), p) {
 			w.cfgChanged = true
 		}
-		if d := packageOf(pkgs, p); d != "" {
+		if d := porch.PackageOf(pkgs, p); d != "" {
 			touched[d] = true
-		} else if d := packageOf(basePkgs, p); d != "" {
+		} else if d := porch.PackageOf(basePkgs, p); d != "" {
 			touched[d] = true // deleted package
 		}
 	}
