@@ -76,6 +76,12 @@ func TestListingRevisions(t *testing.T) {
 		}},
 		want: []row{{"deploy.ns.w", "w", 1, true, porch.DeletionProposed}},
 	}, {
+		name: "a revision proposed for deletion is one row, whichever ref comes first",
+		pkg: Package{Name: "ns", Published: true, Latest: 1, Revisions: []PackageRevision{
+			rev("refs/tags/ns/v1", "w"), rev("refs/heads/deletionProposed/ns/v1", "w"),
+		}},
+		want: []row{{"deploy.ns.w", "w", 1, true, porch.DeletionProposed}},
+	}, {
 		name: "only drafts: nothing is latest",
 		pkg:  Package{Name: "ns", Revisions: []PackageRevision{rev("refs/heads/drafts/ns/v1", "")}},
 		want: []row{{"deploy.ns.v1", "v1", 0, false, porch.Draft}},
