@@ -47,9 +47,6 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 	for _, name := range enginetest.CaseDirs(t, kind) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if why, ok := kptE2EDifferences[name]; ok {
-				t.Skip("known difference from kpt v1.0.0-beta.67: " + why)
-			}
 			caseDir := filepath.Join("testdata", kind, name)
 			var cfg struct {
 				ExitCode int `json:"exitCode"`
@@ -109,10 +106,4 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 			enginetest.SameTrees(t, kind+" expected vs kptbot", wantTree, got)
 		})
 	}
-}
-
-// kptE2EDifferences are the copied cases kptbot does not yet reproduce.
-var kptE2EDifferences = map[string]string{
-	"generator":    "a resource a starlark function generates with a path in a subpackage directory is written where kpt v1.0.0-beta.67 puts it",
-	"no-resources": "a generated resource with an absolute path annotation is refused on save; kpt v1.0.0-beta.67 accepts it",
 }

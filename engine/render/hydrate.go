@@ -313,6 +313,18 @@ func (h *hydrator) step(dir string, f kptfilev1.Function, input []*yaml.RNode, m
 		return nil, err
 	}
 	for _, n := range output {
+		// kpt's function filter gives a resource the function generated
+		// without a file its default one, namespace and name as they are
+		// now, relative to the function's package (kioutil's rule).
+		if kptpkg.FilePath(n) == "" {
+			p := kioutil.CreatePathAnnotationValue("", yaml.ResourceMeta{TypeMeta: yaml.TypeMeta{Kind: n.GetKind()}, ObjectMeta: yaml.ObjectMeta{NameMeta: yaml.NameMeta{Name: n.GetName(), Namespace: n.GetNamespace()}}})
+			if err := n.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, p)); err != nil {
+				return nil, err
+			}
+			if err := n.PipeE(yaml.SetAnnotation(kioutil.LegacyPathAnnotation, p)); err != nil { //nolint:staticcheck // kpt sets both
+				return nil, err
+			}
+		}
 		if kptpkg.Annotation(n, PkgPathAnnotation) == "" {
 			if err := n.PipeE(yaml.SetAnnotation(PkgPathAnnotation, h.abs(dir))); err != nil {
 				return nil, err
@@ -463,6 +475,11 @@ func (h *hydrator) write(resources []*yaml.RNode) error {
 		pkgPath := kptpkg.Annotation(r, PkgPathAnnotation)
 		cur := kptpkg.FilePath(r)
 		rel := filepath.Clean(cur)
+		if pkgPath == h.root && cur != "" {
+			// kpt joins the path to the package's, "." for the root: a
+			// leading "/" means the package's directory
+			rel = filepath.Join(".", rel)
+		}
 		if pkgPath != "" && pkgPath != h.root {
 			sub := strings.TrimPrefix(pkgPath, h.root+"/")
 			if sub == pkgPath {
