@@ -253,7 +253,7 @@ func UpstreamName(up *config.Upstream, rev string) string {
 	return locator.WithVersion(locator.ResourceID(up.Repo, "/"+strings.Trim(up.Package, "/")), rev)
 }
 
-// Annotation is a metadata annotation of the package's Kptfile ("" when
+// annotation is a metadata annotation of the package's Kptfile ("" when
 // the Kptfile is missing or unreadable).
 func annotation(files kptpkg.Tree, key string) string {
 	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, files[kptpkg.KptfileName])
