@@ -138,12 +138,15 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 	p.Kind, p.Why, p.Revision, p.Conflicts = string(plan.Kind), plan.Why, plan.Revision, plan.Conflicts
 	p.files, p.lock, p.task, p.fromRev = plan.Tree, plan.Lock, plan.Task, plan.FromRevision
 	p.stage = variant.Stage(pv.Spec.UpdatePolicy, plan)
+	up := pv.Spec.Upstream
 	switch plan.Kind {
 	case variant.Skip:
 		return p, nil
+	case variant.Clone:
+		// the change's title, as people know it
+		p.Why = fmt.Sprintf("clone %s/%s %s", up.Repo, strings.Trim(up.Package, "/"), p.Revision)
 	case variant.Upgrade:
 		// the change's title shows the range
-		up := pv.Spec.Upstream
 		p.Kind = "update"
 		p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, p.Revision)
 		p.log = ff.log(ctx, up, p.fromRev, p.Revision)
