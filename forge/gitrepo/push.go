@@ -16,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/forge"
@@ -46,19 +45,9 @@ func PushFiles(ctx context.Context, p Push) (string, error) {
 	if p.Branch == "" || p.Base == "" {
 		return "", fmt.Errorf("pushing to %s: branch and base are required", fetch.Redact(p.URL))
 	}
-	repo, err := git.Init(memory.NewStorage(), nil)
+	repo, err := Remote{URL: p.URL, Auth: p.Auth}.fetchRefs(ctx)
 	if err != nil {
 		return "", err
-	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{p.URL}}); err != nil {
-		return "", fmt.Errorf("configuring remote %s: %w", fetch.Redact(p.URL), err)
-	}
-	err = repo.FetchContext(ctx, &git.FetchOptions{
-		RemoteName: "origin", Auth: p.Auth, Tags: git.NoTags,
-		RefSpecs: []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
-	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return "", fmt.Errorf("fetching %s: %w", fetch.Redact(p.URL), err)
 	}
 	ref := plumbing.NewBranchReferenceName(p.Branch)
 	cur := ""
