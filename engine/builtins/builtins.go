@@ -93,7 +93,7 @@ func functions() []Function {
 		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
 		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace, readsAll: true},
 		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: streamed(streamSetAnnotations), stream: streamSetAnnotations},
-		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: streamed(streamSetImage), stream: streamSetImage, skip: skipWithoutImage},
+		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: runSetImage, stream: streamSetImage, skip: skipWithoutImage},
 		// set-labels v0.2 rewrote v0.1's kustomize field specs; the
 		// current line comes first, for tags that name no version.
 		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: runSetLabelsV02, stream: streamSetLabelsV02},

@@ -82,15 +82,19 @@ func annotationFieldSpecs() types.FsSlice {
 	)
 }
 
-// imageFieldSpecs are kustomize's image specs plus the CronJob and
-// PodTemplate pod specs, which kustomize only reaches through its legacy
-// whole-tree walk.
+// imageFieldSpecs are the current set-image's: the containers and init
+// containers of a v1 Pod and of an apps/v1 Deployment, StatefulSet,
+// ReplicaSet or DaemonSet pod template (no Job, CronJob,
+// ReplicationController or PodTemplate).
 func imageFieldSpecs() types.FsSlice {
-	var fs types.FsSlice
-	for _, p := range []string{"spec", "spec/template/spec", "spec/jobTemplate/spec/template/spec", "template/spec"} {
+	fs := specs(
+		spec{version: "v1", kind: "Pod", path: "spec/containers[]/image"},
+		spec{version: "v1", kind: "Pod", path: "spec/initContainers[]/image"},
+	)
+	for _, kind := range []string{"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"} {
 		fs = append(fs, specs(
-			spec{path: p + "/containers[]/image"},
-			spec{path: p + "/initContainers[]/image"},
+			spec{group: "apps", version: "v1", kind: kind, path: "spec/template/spec/containers[]/image"},
+			spec{group: "apps", version: "v1", kind: kind, path: "spec/template/spec/initContainers[]/image"},
 		)...)
 	}
 	return fs

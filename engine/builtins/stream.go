@@ -228,48 +228,6 @@ func settingEntries(specs types.FsSlice, want map[string]string, skipLocal bool,
 		})
 }
 
-// streamSetImage is set-image: every container image whose name (without
-// tag or digest) equals image.name gets the new name, tag or digest.
-func streamSetImage(cfg *yaml.RNode) (*Stream, error) {
-	img, extra, err := imageConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	specs := append(imageFieldSpecs(), extra...)
-	notCRD := func(it *yaml.RNode) bool { return it.GetKind() == "CustomResourceDefinition" }
-	apply := func(items []*yaml.RNode) (int, error) {
-		count := 0
-		set := func(v *yaml.Node) error {
-			if v.Kind != yaml.ScalarNode {
-				return nil
-			}
-			name, tag, digest := splitImage(v.Value)
-			if name != img.Name {
-				return nil
-			}
-			if img.NewName != "" {
-				name = img.NewName
-			}
-			switch {
-			case img.NewTag != "":
-				tag, digest = ":"+img.NewTag, ""
-			case img.Digest != "":
-				tag, digest = "", "@"+img.Digest
-			}
-			if nv := name + tag + digest; nv != v.Value {
-				setString(v, nv)
-				count++
-			}
-			return nil
-		}
-		err := applyFieldSpecs(items, specs, 0, notCRD, set)
-		return count, err
-	}
-	return counting(apply, func(n int) *fn.Result {
-		return &fn.Result{Message: fmt.Sprintf("summary: updated a total of %d image(s)", n), Severity: fn.Info}
-	}), nil
-}
-
 // streamSearchReplace is search-replace; each piece matches and counts
 // on its own (searchreplace.Replacer.Apply). Results and errors are the
 // catalog's: one result per field without severity, "no matches" when
