@@ -3,9 +3,7 @@ package variant
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -159,19 +157,14 @@ func Owns(pv config.PackageVariant, owner string) (why string, ok bool) {
 // desired is the package before the variant's mutations, with the kind,
 // reason, task, lock and conflicts of getting there.
 func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (kptpkg.Tree, error) {
-	tmp, err := os.MkdirTemp("", "kptbot-variant-")
-	if err != nil {
-		return nil, fmt.Errorf("planning variant %s: %w", p.Variant, err)
-	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, path.Base(p.Package))
+	name := path.Base(p.Package)
 	up := in.Variant.Spec.Upstream
 	if len(in.Published) == 0 {
 		repo := in.UpstreamRepo
 		if repo == "" {
 			repo = up.Repo
 		}
-		res, err := engine.Get(ctx, r, dir, engine.GetOptions{Repo: repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: p.Revision, ForDeployment: in.ForDeployment})
+		files, res, err := engine.GetTree(ctx, r, name, engine.GetOptions{Repo: repo, Dir: "/" + strings.Trim(up.Package, "/"), Version: p.Revision, ForDeployment: in.ForDeployment})
 		if err != nil {
 			return nil, err
 		}
@@ -179,10 +172,7 @@ func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (kptpkg.Tree, 
 		if len(res.Packages) > 0 {
 			p.Lock, p.Task = res.Packages[0].Resolved.Commit, res.Packages[0].CloneTask()
 		}
-		return readOwned(dir, in.Variant)
-	}
-	if err := in.Published.Write(dir); err != nil {
-		return nil, err
+		return owned(files, in.Variant)
 	}
 	p.Kind, p.Why, p.Task = Edit, "apply the variant's mutations", porch.VariantEditTask(p.Variant)
 	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, in.Published[kptpkg.KptfileName])
@@ -196,11 +186,13 @@ func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (kptpkg.Tree, 
 	if cur != nil {
 		p.FromRevision = cur.Ref
 	}
+	files := in.Published
 	if NeedsMerge(cur, p.Revision) {
-		res, err := engine.Update(ctx, r, dir, engine.UpdateOptions{Version: p.Revision})
+		merged, res, err := engine.UpdateTree(ctx, r, p.Package, in.Published, engine.UpdateOptions{Version: p.Revision})
 		if err != nil {
 			return nil, err
 		}
+		files = merged
 		p.Conflicts = res.Conflicts
 		if len(res.Packages) > 0 {
 			p.Lock = res.Packages[0].Resolved.Commit
@@ -213,7 +205,7 @@ func (p *Plan) desired(ctx context.Context, r Resolver, in Input) (kptpkg.Tree, 
 		}
 		p.Task = porch.UpgradeTask(UpstreamName(up, p.FromRevision), UpstreamName(up, p.Revision), nameOr(in.LocalRevision, p.Package), strategy)
 	}
-	return readOwned(dir, in.Variant)
+	return owned(files, in.Variant)
 }
 
 // NeedsMerge reports whether a package recording the upstream cur must be
@@ -225,13 +217,13 @@ func NeedsMerge(cur *kptpkg.Origin, rev string) bool {
 	return cur == nil || cur.Ref != rev || (cur.Store != locator.Git && cur.Store != "")
 }
 
-// readOwned reads the package at dir and marks it as the variant's, with
-// its deletionPolicy (remembered because the policy must still apply
-// after the variant is removed from kptbot.yaml).
-func readOwned(dir string, pv config.PackageVariant) (kptpkg.Tree, error) {
-	files, err := kptpkg.ReadTree(dir)
-	if err != nil {
-		return nil, err
+// owned is a copy of the package marked as the variant's, with its
+// deletionPolicy (remembered because the policy must still apply after the
+// variant is removed from kptbot.yaml).
+func owned(in kptpkg.Tree, pv config.PackageVariant) (kptpkg.Tree, error) {
+	files := kptpkg.Tree{}
+	for p, b := range in {
+		files[p] = b
 	}
 	kf, err := kptpkg.SetKptfileAnnotation(files[kptpkg.KptfileName], porch.OwnerAnnotation, pv.Metadata.Name)
 	if err == nil {
