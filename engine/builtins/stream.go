@@ -265,7 +265,8 @@ func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
 }
 
 // streamApplySetters mirrors the catalog's apply-setters main package,
-// which is not importable, around its importable applysetters filter.
+// which is not importable, around its importable applysetters filter; its
+// results, like the catalog's, carry no severity.
 func streamApplySetters(cfg *yaml.RNode) (*Stream, error) {
 	var tmpl applysetters.ApplySetters
 	if cfg != nil {
@@ -292,10 +293,9 @@ func streamApplySetters(cfg *yaml.RNode) (*Stream, error) {
 		var p Piece
 		for _, r := range as.Results {
 			p.results = append(p.results, &fn.Result{
-				Message:  fmt.Sprintf("set field value to %q", r.Value),
-				Severity: fn.Info,
-				Field:    &fn.Field{Path: r.FieldPath},
-				File:     &fn.File{Path: r.FilePath},
+				Message: fmt.Sprintf("set field value to %q", r.Value),
+				Field:   &fn.Field{Path: r.FieldPath},
+				File:    &fn.File{Path: r.FilePath},
 			})
 		}
 		return p, nil
@@ -303,7 +303,7 @@ func streamApplySetters(cfg *yaml.RNode) (*Stream, error) {
 	finish := func(pieces []Piece) fn.Results {
 		found := findings(pieces)
 		if len(found) == 0 {
-			return fn.Results{{Message: "no matches for input setter(s)", Severity: fn.Info}}
+			return fn.Results{{Message: "no matches for input setter(s)"}}
 		}
 		return found
 	}
