@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/filters/nameref"
 	"sigs.k8s.io/kustomize/api/filters/prefix"
 	"sigs.k8s.io/kustomize/api/filters/suffix"
@@ -31,7 +30,8 @@ type ensureNameSubstring struct {
 // yet contain the substring get it prepended or appended, and references to
 // renamed resources (kustomize's nameReference fields and kpt depends-on
 // annotations) follow. The rename runs on kustomize's resmap so its nameref
-// filter can resolve references exactly as kustomize does.
+// filter can resolve references exactly as kustomize does. Like the
+// catalog's, it reports no results.
 func runEnsureNameSubstring(rl *resourcelist.List) error {
 	ens, err := ensureNameConfig(rl.FunctionConfig)
 	if err != nil {
@@ -53,7 +53,6 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 
 	type key struct{ group, kind, name string }
 	renamed := map[key]string{}
-	var touched []*resource.Resource
 	hadAnnotations := map[*resource.Resource]bool{}
 	for _, r := range m.Resources() {
 		a, _ := r.Pipe(yaml.Lookup("metadata", "annotations"))
@@ -79,7 +78,6 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 					r.AddNamePrefix(ens.Substring)
 				}
 				renamed[key{r.GetGvk().Group, r.GetKind(), old}] = add(old)
-				touched = append(touched, r)
 			}
 			var f interface {
 				Filter([]*yaml.RNode) ([]*yaml.RNode, error)
@@ -156,7 +154,6 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 	for _, r := range m.Resources() {
 		rl.Items = append(rl.Items, &r.RNode)
 	}
-	rl.Results = append(rl.Results, &fn.Result{Message: fmt.Sprintf("renamed %d resource(s)", len(touched)), Severity: fn.Info})
 	return nil
 }
 
