@@ -6,10 +6,11 @@ import (
 )
 
 // Forge is the bot's view of one repository's forge: every role, each an
-// interface of its own. It is a struct, not an interface, so that no
-// consumer depends on all 28 methods at once: code that needs one role
-// takes that role, and the struct only carries them together. Build it
-// with Compose; a role the adapter lacks answers ErrNotSupported.
+// interface of its own. It is a struct, not an interface, so that nothing
+// depends on every method at once: code that needs one role takes that
+// role, and the struct only carries them together (its methods are the
+// roles', promoted). Build it with Compose; a role the adapter lacks
+// answers ErrNotSupported. The zero Forge has no roles: calling one panics.
 type Forge struct {
 	FileReader
 	TreeReader
