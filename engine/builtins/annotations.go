@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -84,12 +85,12 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 // annotationsConfig reads set-annotations' ConfigMap data or SetAnnotations
 // (or the older SetAnnotationConfig) resource.
 func annotationsConfig(cfg *yaml.RNode) (want map[string]string, extra types.FsSlice, err error) {
-	k := kindOf(cfg)
+	k := resourcelist.KindOf(cfg)
 	switch {
-	case k.isConfigMap():
-		want, err = stringMap(cfg, "data")
-	case k.is("SetAnnotations"), k.is("SetAnnotationConfig"):
-		if want, err = stringMap(cfg, "annotations"); err != nil {
+	case k.IsConfigMap():
+		want, err = resourcelist.StringMap(cfg, "data")
+	case k.Is("SetAnnotations"), k.Is("SetAnnotationConfig"):
+		if want, err = resourcelist.StringMap(cfg, "annotations"); err != nil {
 			return nil, nil, err
 		}
 		var legacy types.FsSlice

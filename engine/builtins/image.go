@@ -38,12 +38,12 @@ func skipWithoutImage(cfg *yaml.RNode) func([]byte) bool {
 // result makes the function fail). fatal: the SDK refused the config and
 // the function does not run at all.
 func imageConfig(cfg *yaml.RNode) (img imageSpec, extra types.FsSlice, res fn.Results, fatal bool) {
-	k := kindOf(cfg)
+	k := resourcelist.KindOf(cfg)
 	switch {
-	case k.kind == "":
+	case k.Kind == "":
 		res = append(res, &fn.Result{Message: "`FunctionConfig` is not given", Severity: fn.Info})
-	case k.isConfigMap():
-		data, err := stringMap(cfg, "data")
+	case k.IsConfigMap():
+		data, err := resourcelist.StringMap(cfg, "data")
 		if err != nil {
 			return img, nil, fn.Results{{Message: err.Error(), Severity: fn.Error}}, true
 		}
@@ -66,7 +66,7 @@ func imageConfig(cfg *yaml.RNode) (img imageSpec, extra types.FsSlice, res fn.Re
 				break
 			}
 		}
-	case k.is("SetImage"):
+	case k.Is("SetImage"):
 		if f := cfg.Field("image"); f != nil && !yaml.IsMissingOrNull(f.Value) {
 			if err := f.Value.YNode().Decode(&img); err != nil {
 				return img, nil, fn.Results{{Message: err.Error(), Severity: fn.Error}}, true
@@ -77,9 +77,9 @@ func imageConfig(cfg *yaml.RNode) (img imageSpec, extra types.FsSlice, res fn.Re
 			return img, nil, fn.Results{{Message: err.Error(), Severity: fn.Error}}, true
 		}
 	default:
-		gk := k.kind
-		if k.group != "" {
-			gk += "." + k.group
+		gk := k.Kind
+		if k.Group != "" {
+			gk += "." + k.Group
 		}
 		return img, nil, fn.Results{{Message: fmt.Sprintf("unknown FunctionConfig `%s`, expect `SetImage.fn.kpt.dev` or `ConfigMap.v1`", gk), Severity: fn.Error}}, true
 	}

@@ -5,6 +5,7 @@ import (
 
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -35,7 +36,7 @@ func setMapEntries(items []*yaml.RNode, all types.FsSlice, want map[string]strin
 	}
 	var skip func(*yaml.RNode) bool
 	if skipLocal {
-		skip = isLocalConfig
+		skip = resourcelist.IsLocalConfig
 	}
 	err := applyFieldSpecs(items, all, yaml.MappingNode, skip, set)
 	return changed, err

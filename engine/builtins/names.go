@@ -159,10 +159,10 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 
 func ensureNameConfig(cfg *yaml.RNode) (*ensureNameSubstring, error) {
 	ens := &ensureNameSubstring{}
-	k := kindOf(cfg)
+	k := resourcelist.KindOf(cfg)
 	switch {
-	case k.isConfigMap():
-		data, err := stringMap(cfg, "data")
+	case k.IsConfigMap():
+		data, err := resourcelist.StringMap(cfg, "data")
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func ensureNameConfig(cfg *yaml.RNode) (*ensureNameSubstring, error) {
 			}
 			ens.EditMode, ens.Substring = mode, sub
 		}
-	case k.kind == "EnsureNameSubstring" && (k.group == fnConfigGroup || k.group == ""):
+	case k.Kind == "EnsureNameSubstring" && (k.Group == resourcelist.FnConfigGroup || k.Group == ""):
 		// The catalog docs show the custom resource with apiVersion v1; accept both.
 		if err := cfg.YNode().Decode(ens); err != nil {
 			return nil, fmt.Errorf("functionConfig: %w", err)

@@ -32,12 +32,12 @@ var errNoFunctionConfig = errors.New("`FunctionConfig` is not given")
 // then fails without another result, unless there is no resource but
 // package-local config to label.
 func runSetLabelsV02(rl *resourcelist.List) error {
-	if kindOf(rl.FunctionConfig).kind != "" {
+	if resourcelist.KindOf(rl.FunctionConfig).Kind != "" {
 		return streamed(streamSetLabelsV02)(rl)
 	}
 	rl.Results = append(rl.Results, &fn.Result{Message: errNoFunctionConfig.Error(), Severity: fn.Info})
 	for _, it := range rl.Items {
-		if !isLocalConfig(it) {
+		if !resourcelist.IsLocalConfig(it) {
 			return errFunctionFailure
 		}
 	}
@@ -46,21 +46,21 @@ func runSetLabelsV02(rl *resourcelist.List) error {
 }
 
 func streamSetLabelsV02(cfg *yaml.RNode) (*Stream, error) {
-	k := kindOf(cfg)
+	k := resourcelist.KindOf(cfg)
 	var want map[string]string
 	var err error
 	switch {
-	case k.isConfigMap():
-		want, err = stringMap(cfg, "data")
-	case k.is("SetLabels"):
-		want, err = stringMap(cfg, "labels")
-	case k.kind == "":
+	case k.IsConfigMap():
+		want, err = resourcelist.StringMap(cfg, "data")
+	case k.Is("SetLabels"):
+		want, err = resourcelist.StringMap(cfg, "labels")
+	case k.Kind == "":
 		return nil, errNoFunctionConfig
 	default:
 		// the SDK's message, which names kinds as group-qualified kinds
-		gk := k.kind
-		if k.group != "" {
-			gk += "." + k.group
+		gk := k.Kind
+		if k.Group != "" {
+			gk += "." + k.Group
 		}
 		return nil, fmt.Errorf("unknown FunctionConfig `%s`, expect `SetLabels.fn.kpt.dev` or `ConfigMap.v1`", gk)
 	}
@@ -97,7 +97,7 @@ type labelSetter struct {
 func (s *labelSetter) apply(items []*yaml.RNode) (Piece, error) {
 	var p Piece
 	for _, it := range items {
-		if isLocalConfig(it) {
+		if resourcelist.IsLocalConfig(it) {
 			continue
 		}
 		p.objects++

@@ -193,17 +193,17 @@ func counting(apply func(items []*yaml.RNode) (int, error), summary func(n int) 
 // templates kustomize's commonLabels field specs name, so selectors keep
 // matching their pods.
 func streamSetLabels(cfg *yaml.RNode) (*Stream, error) {
-	k := kindOf(cfg)
+	k := resourcelist.KindOf(cfg)
 	var (
 		want  map[string]string
 		extra types.FsSlice
 		err   error
 	)
 	switch {
-	case k.isConfigMap():
-		want, err = stringMap(cfg, "data")
-	case k.is("SetLabels"):
-		if want, err = stringMap(cfg, "labels"); err == nil {
+	case k.IsConfigMap():
+		want, err = resourcelist.StringMap(cfg, "data")
+	case k.Is("SetLabels"):
+		if want, err = resourcelist.StringMap(cfg, "labels"); err == nil {
 			extra, err = decodeFieldSpecs(cfg, "additionalLabelFields")
 		}
 	default:
@@ -237,10 +237,10 @@ func streamSearchReplace(cfg *yaml.RNode) (*Stream, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("failed to perform search-replace operation: %q", err.Error())
 	}
-	if k := kindOf(cfg); !k.isConfigMap() {
+	if k := resourcelist.KindOf(cfg); !k.IsConfigMap() {
 		return nil, fail(fmt.Errorf("functionConfig: expected a ConfigMap with by-* and put-* data, got kind %s", k))
 	}
-	data, err := stringMap(cfg, "data")
+	data, err := resourcelist.StringMap(cfg, "data")
 	if err != nil {
 		return nil, fail(err)
 	}

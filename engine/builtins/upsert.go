@@ -20,7 +20,7 @@ const targetPathAnnotation = "config.kubernetes.io/target-path"
 // appended when there is none. Like the catalog's, it reports no results:
 // they would land in the Kptfile's render status.
 func runUpsertResource(rl *resourcelist.List) error {
-	if kindOf(rl.FunctionConfig).kind == "" {
+	if resourcelist.KindOf(rl.FunctionConfig).Kind == "" {
 		return errors.New("functionConfig: missing; expected the resource, or a List of resources, to upsert")
 	}
 	var inputs []*yaml.RNode

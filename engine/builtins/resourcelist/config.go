@@ -1,4 +1,4 @@
-package builtins
+package resourcelist
 
 import (
 	"fmt"
@@ -8,51 +8,54 @@ import (
 )
 
 const (
-	fnConfigGroup         = "fn.kpt.dev"
+	// FnConfigGroup is the API group of the catalog's function config kinds.
+	FnConfigGroup         = "fn.kpt.dev"
 	localConfigAnnotation = "config.kubernetes.io/local-config"
 )
 
-// configKind identifies a functionConfig. kind is "" when there is no usable
+// ConfigKind identifies a functionConfig. Kind is "" when there is no usable
 // config: kpt render passes none, and kpt fn eval passes an empty ConfigMap
 // named "function-input" when the user gave no arguments.
-type configKind struct {
-	group, kind string
+type ConfigKind struct {
+	Group, Kind string
 }
 
-func kindOf(n *yaml.RNode) configKind {
+// KindOf is the kind of a functionConfig (nil when there is none).
+func KindOf(n *yaml.RNode) ConfigKind {
 	if n == nil || len(n.YNode().Content) == 0 {
-		return configKind{}
+		return ConfigKind{}
 	}
 	group := ""
 	if av := n.GetApiVersion(); strings.Contains(av, "/") {
 		group = av[:strings.Index(av, "/")]
 	}
-	k := configKind{group: group, kind: n.GetKind()}
-	if k.kind == "ConfigMap" && k.group == "" && n.GetName() == "function-input" {
+	k := ConfigKind{Group: group, Kind: n.GetKind()}
+	if k.Kind == "ConfigMap" && k.Group == "" && n.GetName() == "function-input" {
 		if d := n.Field("data"); d == nil || len(d.Value.YNode().Content) == 0 {
-			return configKind{}
+			return ConfigKind{}
 		}
 	}
 	return k
 }
 
-func (k configKind) isConfigMap() bool { return k.group == "" && k.kind == "ConfigMap" }
+// IsConfigMap reports whether the config is a ConfigMap.
+func (k ConfigKind) IsConfigMap() bool { return k.Group == "" && k.Kind == "ConfigMap" }
 
-// is reports whether the config is the fn.kpt.dev custom resource of the given kind.
-func (k configKind) is(kind string) bool { return k.group == fnConfigGroup && k.kind == kind }
+// Is reports whether the config is the fn.kpt.dev custom resource of the given kind.
+func (k ConfigKind) Is(kind string) bool { return k.Group == FnConfigGroup && k.Kind == kind }
 
 // String names the kind for error messages.
-func (k configKind) String() string {
-	if k.kind == "" {
+func (k ConfigKind) String() string {
+	if k.Kind == "" {
 		return "none"
 	}
-	return k.kind
+	return k.Kind
 }
 
-// stringMap reads a map of string values (ConfigMap data, SetLabels labels
+// StringMap reads a map of string values (ConfigMap data, SetLabels labels
 // and the like) from a functionConfig field. Non-string scalars are taken
 // verbatim, as ConfigMap data written without quotes would be.
-func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
+func StringMap(n *yaml.RNode, field string) (map[string]string, error) {
 	f := n.Field(field)
 	if f == nil || yaml.IsMissingOrNull(f.Value) {
 		return nil, nil
@@ -72,9 +75,9 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 	return out, nil
 }
 
-// isLocalConfig reports whether a resource is marked as package-local
+// IsLocalConfig reports whether a resource is marked as package-local
 // configuration, which most mutators leave alone.
-func isLocalConfig(n *yaml.RNode) bool {
+func IsLocalConfig(n *yaml.RNode) bool {
 	v, ok := n.GetAnnotations()[localConfigAnnotation]
 	return ok && v != "false"
 }
