@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -103,7 +102,7 @@ func List(ctx context.Context, repo *fetch.Repo, branch string) (*Listing, error
 		if err != nil {
 			return nil, err
 		}
-		for _, dir := range packageDirs(files) {
+		for _, dir := range porch.PackagesIn("", files) {
 			get(dir)
 		}
 	}
@@ -151,34 +150,6 @@ func (l *Listing) CheckUpstreams(ctx context.Context, f *fetch.Client) {
 			p.NewerUpstream = porch.RevisionName(best)
 		}
 	}
-}
-
-// packageDirs are the package directories of a branch's tree, found as
-// Porch's discovery finds them: a directory with a Kptfile is a package and
-// the walk does not go below it, so its subpackages are part of it, not
-// packages of their own. The repository root is not a package.
-func packageDirs(files map[string][]byte) []string {
-	var dirs []string
-	for p := range files {
-		if path.Base(p) == kptpkg.KptfileName && path.Dir(p) != "." {
-			dirs = append(dirs, path.Dir(p))
-		}
-	}
-	sort.Strings(dirs) // a parent sorts before its subdirectories
-	var out []string
-	for _, d := range dirs {
-		nested := false
-		for _, top := range out {
-			if strings.HasPrefix(d, top+"/") {
-				nested = true
-				break
-			}
-		}
-		if !nested {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // upstreamOf reads the latest published revision's Kptfile upstream.

@@ -48,12 +48,23 @@ func PackagesIn(root string, files map[string][]byte) []string {
 	sort.Strings(dirs)
 	var top []string
 	for _, d := range dirs {
-		if n := len(top); n > 0 && strings.HasPrefix(d, top[n-1]+"/") {
-			continue
+		// Not only the previous package: "a-b" sorts between "a" and
+		// "a/c", so a subpackage's parent may be any earlier one.
+		if !nestedIn(top, d) {
+			top = append(top, d)
 		}
-		top = append(top, d)
 	}
 	return top
+}
+
+// nestedIn reports whether dir lies under one of the package directories.
+func nestedIn(pkgs []string, dir string) bool {
+	for _, p := range pkgs {
+		if strings.HasPrefix(dir, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // PackageOf returns the package directory among pkgs holding file, or "".

@@ -10,11 +10,13 @@ func TestPackagesIn(t *testing.T) {
 		"Kptfile": nil, "README.md": nil,
 		"pkgs/a/Kptfile": nil, "pkgs/a/cm.yaml": nil, "pkgs/a/sub/Kptfile": nil,
 		"pkgs/b/Kptfile": nil, "other/c/Kptfile": nil, "pkgsx/d/Kptfile": nil,
+		// "pkgs/a-b" sorts between "pkgs/a" and "pkgs/a/sub".
+		"pkgs/a-b/Kptfile": nil,
 	}
 	for _, tc := range []struct{ root, want string }{
-		{"", "other/c,pkgs/a,pkgs/b,pkgsx/d"},
-		{"pkgs", "pkgs/a,pkgs/b"},
-		{"/pkgs/", "pkgs/a,pkgs/b"},
+		{"", "other/c,pkgs/a,pkgs/a-b,pkgs/b,pkgsx/d"},
+		{"pkgs", "pkgs/a,pkgs/a-b,pkgs/b"},
+		{"/pkgs/", "pkgs/a,pkgs/a-b,pkgs/b"},
 		{"pkgs/a", "pkgs/a"},
 	} {
 		if got := strings.Join(PackagesIn(tc.root, files), ","); got != tc.want {
