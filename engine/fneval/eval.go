@@ -324,14 +324,22 @@ func evalConfig(opts EvalOptions) (*yaml.RNode, error) {
 		if len(opts.Args) > 0 {
 			return nil, fmt.Errorf("function arguments can only be specified without function config file")
 		}
-		n, err := yaml.Parse(string(opts.FnConfig))
+		// Read as kpt's GetValidatedFnConfigFromPath does: one KRM resource.
+		r := kio.ByteReader{Reader: bytes.NewReader(opts.FnConfig), PreserveSeqIndent: true, WrapBareSeqNode: true, DisableUnwrapping: true}
+		nodes, err := r.Read()
 		if err != nil {
-			return nil, fmt.Errorf("function config %s: not valid YAML: %w", opts.FnConfigName, err)
+			return nil, fmt.Errorf("failed to read functionConfig %q: %w", opts.FnConfigName, err)
 		}
-		if n.GetKind() == "" {
-			return nil, fmt.Errorf("function config %s: kind is required", opts.FnConfigName)
+		if len(nodes) == 0 {
+			return nil, fmt.Errorf("functionConfig %q: expected a resource, the file has none", opts.FnConfigName)
 		}
-		return n, nil
+		if len(nodes) > 1 {
+			return nil, fmt.Errorf("functionConfig %q must not contain more than one config, got %d", opts.FnConfigName, len(nodes))
+		}
+		if err := kptfilev1.IsKRM(nodes[0]); err != nil {
+			return nil, fmt.Errorf("functionConfig %q: %w", opts.FnConfigName, err)
+		}
+		return nodes[0], nil
 	}
 	return argsConfig(opts.Args)
 }
