@@ -14,6 +14,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/index"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -64,14 +65,12 @@ type Options struct {
 type Bot struct {
 	opts  Options
 	log   *slog.Logger
-	index index
+	index *index.Index
 	// mergeWaits space the retries of a merge refused while the forge
 	// computes mergeability.
 	mergeWaits []time.Duration
 	// fanOut brings followers up to date after a publish (nil: none).
 	fanOut FanOuter
-	// tags: see index.go.
-	tags tagCache
 }
 
 // New returns a Bot.
@@ -90,6 +89,7 @@ func New(opts Options) (*Bot, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Bot{opts: opts, log: log, mergeWaits: defaultMergeWaits()}
+	b.index = b.newIndex()
 	if opts.NewFanOut != nil {
 		fo, err := opts.NewFanOut(b)
 		if err != nil {
@@ -293,7 +293,7 @@ func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error 
 		}
 		// kptbot.yaml may have changed: the index entry and the
 		// repository's variants follow.
-		b.indexRepo(ctx, ev.Repo)
+		b.index.Repo(ctx, ev.Repo)
 		err = b.withRepo(ctx, ev.Repo, out, func(rc *repoCtx) error { return b.reconcile(ctx, rc) })
 	case forge.EventTagPushed:
 		err = b.onTag(ctx, ev, out)
@@ -302,7 +302,7 @@ func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error 
 	case forge.EventInstallationAdded:
 		for _, r := range ev.Repos {
 			r.Forge = ev.Forge
-			b.indexRepo(ctx, r)
+			b.index.Repo(ctx, r)
 			if s := SchedulerFrom(ctx); s != nil {
 				s.Resync(r) // in r's own serialization
 				continue
@@ -314,12 +314,12 @@ func (b *Bot) dispatch(ctx context.Context, ev forge.Event, out *Outcome) error 
 	case forge.EventInstallationRemoved:
 		for _, r := range ev.Repos {
 			r.Forge = ev.Forge
-			b.unindexRepo(r)
+			b.index.Unindex(r)
 		}
 	case forge.EventRepoRenamed:
 		err = b.onRenamed(ctx, ev, out)
 	case forge.EventTagDeleted:
-		b.forgetTags(ev.Repo)
+		b.index.ForgetTags(ev.Repo)
 		out.Skipped = "tag deleted"
 	default:
 		out.Skipped = fmt.Sprintf("nothing to do for %s", ev.Kind)

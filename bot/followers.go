@@ -8,6 +8,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/index"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -21,7 +22,7 @@ type FanOuter interface {
 // date (see Options.NewFanOut). A fan-out follows a new revision, so the
 // upstream's tags are read afresh.
 func (b *Bot) FanOut(ctx context.Context, upstream forge.Repo, pkg string) (Outcome, []VariantAction, error) {
-	b.forgetTags(upstream)
+	b.index.ForgetTags(upstream)
 	if b.fanOut == nil {
 		return Outcome{}, nil, nil
 	}
@@ -47,7 +48,7 @@ func (b *Bot) UpdateFollower(ctx context.Context, upstream forge.Repo, pkg strin
 	}
 	follows := func(pv config.PackageVariant) bool {
 		up := pv.Spec.Upstream
-		return up != nil && sameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
+		return up != nil && index.SameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
 	}
 	var acts []VariantAction
 	err := b.withRepo(ctx, follower, &out, func(rc *repoCtx) error {
@@ -100,7 +101,7 @@ func (b *Bot) dispatchTo(ctx context.Context, upstream forge.Repo, pkg string, r
 
 // onTag fans a newly published upstream revision out to its followers.
 func (b *Bot) onTag(ctx context.Context, ev forge.Event, out *Outcome) error {
-	b.forgetTags(ev.Repo)
+	b.index.ForgetTags(ev.Repo)
 	tag := strings.TrimPrefix(ev.Ref, "refs/tags/")
 	pkg, _, ok := porch.ParseTag(tag)
 	if !ok {
@@ -127,13 +128,13 @@ func (b *Bot) Plan(ctx context.Context, r forge.Repo) ([]VariantAction, Outcome,
 
 // Repos lists every repository the bot's forges let it see.
 func (b *Bot) Repos(ctx context.Context) ([]forge.Repo, error) {
-	ix, err := b.snapshotIndex(ctx)
+	ix, err := b.index.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]forge.Repo, 0, len(ix))
 	for _, i := range ix {
-		out = append(out, i.repo)
+		out = append(out, i.Repo)
 	}
 	return out, nil
 }

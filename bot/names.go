@@ -2,10 +2,8 @@ package bot
 
 import (
 	"github.com/kptbot/kptbot/check"
-	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/review"
-	"github.com/kptbot/kptbot/trust"
 )
 
 // The bot's flows apply the review package's rules for what the bot
@@ -30,20 +28,3 @@ func FormatMarker(m BodyMarker) string { return review.FormatMarker(m) }
 
 // Policy is the server's function policy (check.Policy).
 type Policy = check.Policy
-
-// Cross-repository trust (package trust), by the names the fan-out and
-// variant code use.
-
-func acceptedSource(down forge.Repo, spec config.RepositorySpec, from forge.Repo) (config.VariantSource, bool) {
-	return trust.AcceptedSource(down, spec, from)
-}
-
-func applySource(pv config.PackageVariant, down, from forge.Repo, src config.VariantSource) config.PackageVariant {
-	return trust.ApplySource(pv, down, from, src)
-}
-
-func readableBy(up forge.Repo, upSpec *config.RepositorySpec, down forge.Repo) error {
-	return trust.ReadableBy(up, upSpec, down)
-}
-
-func refKey(ref string) string { return trust.RefKey(ref) }

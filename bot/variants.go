@@ -13,6 +13,7 @@ import (
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/forge"
+	"github.com/kptbot/kptbot/index"
 	"github.com/kptbot/kptbot/porch"
 	"github.com/kptbot/kptbot/variant"
 )
@@ -114,7 +115,7 @@ func (b *Bot) reconcileVariants(ctx context.Context, rc *repoCtx, only func(conf
 // planVariant computes a variant's desired package: the upstream cloned
 // (first time) or the published package 3-way merged with the upstream
 // revision, then the variant's mutations, then rendered.
-func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, main forge.Snapshot, sources []*yaml.RNode) (*plannedVariant, error) {
+func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *index.Fetcher, pv config.PackageVariant, main forge.Snapshot, sources []*yaml.RNode) (*plannedVariant, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
 	return b.planOnto(ctx, rc, ff, pv, sub(main.Files, rc.pkgDir(pkg)), "", sources)
 }
@@ -124,12 +125,12 @@ func (b *Bot) planVariant(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv
 // pushed to) with the planner; revision overrides the variant's revision
 // policy. The bot adds what its change shows: the diff, the digest, the
 // upstream's log.
-func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv config.PackageVariant, base kptpkg.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
+func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *index.Fetcher, pv config.PackageVariant, base kptpkg.Tree, revision string, sources []*yaml.RNode) (*plannedVariant, error) {
 	pkg := strings.Trim(pv.Spec.Downstream.Package, "/")
 	p := &plannedVariant{VariantAction: VariantAction{Repo: rc.repo.FullName, Variant: pv.Metadata.Name, Package: pkg}, pv: pv, pkgDir: rc.pkgDir(pkg), published: base}
 	in := variant.Input{Variant: pv, Published: base, Sources: sources, ForDeployment: rc.spec.Deployment, Revision: revision}
-	if ix, ok := ff.lookup(pv.Spec.Upstream.Repo); ok && ix.repo.CloneURL != "" {
-		in.UpstreamRepo = ix.repo.CloneURL // recorded in the Kptfile, so kpt can update it too
+	if ix, ok := ff.Lookup(pv.Spec.Upstream.Repo); ok && ix.Repo.CloneURL != "" {
+		in.UpstreamRepo = ix.Repo.CloneURL // recorded in the Kptfile, so kpt can update it too
 	}
 	plan, err := variant.Make(ctx, ff, in)
 	if err != nil {
@@ -149,7 +150,7 @@ func (b *Bot) planOnto(ctx context.Context, rc *repoCtx, ff *forgeFetcher, pv co
 		// the change's title shows the range
 		p.Kind = "update"
 		p.Why = fmt.Sprintf("update %s/%s %s → %s", up.Repo, strings.Trim(up.Package, "/"), p.fromRev, p.Revision)
-		p.log = ff.log(ctx, up, p.fromRev, p.Revision)
+		p.log = ff.Log(ctx, up, p.fromRev, p.Revision)
 		// the local revision costs a tag listing: asked only for an upgrade
 		p.task.Upgrade.LocalPackageRevisionRef.Name = localRevision(ctx, rc, pkg)
 	}

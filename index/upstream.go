@@ -1,4 +1,4 @@
-package bot
+package index
 
 import (
 	"context"
@@ -16,17 +16,30 @@ import (
 	"github.com/kptbot/kptbot/fetch/sources"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
+	"github.com/kptbot/kptbot/trust"
 	"github.com/kptbot/kptbot/variant"
 )
 
-// index is the bot's view of every repository it can see and the
+// Options configures an Index.
+type Options struct {
+	// Forges are the forges whose repositories are indexed, by name.
+	Forges map[string]forge.Resolver
+	// Read is one repository's entry: its forge (forge.Unavailable when
+	// it cannot be resolved, kept so the failure shows where the
+	// repository is used) and its default branch's kptbot.yaml (nil when
+	// it has none or an invalid one).
+	Read func(ctx context.Context, r forge.Repo) Entry
+}
+
+// Index is the bot's view of every repository it can see and the
 // kptbot.yaml of each: the reverse index from an upstream package to the
 // variants that follow it. It is a cache, rebuilt at resync and refreshed
 // on pushes to default branches; nothing depends on it for correctness.
-type index struct {
+type Index struct {
+	opts  Options
 	mu    sync.Mutex
 	built time.Time
-	repos []indexed
+	repos []Entry
 	// generated are the PackageVariantSets' variants by target
 	// repository (forge + "/" + lower-case full name), expanded once per
 	// index so a fan-out to N repositories does not expand N times.
@@ -36,14 +49,28 @@ type index struct {
 	// upstreams are the sets' CEL variable upstream (setKey → object),
 	// read at each full rebuild.
 	upstreams map[string]config.Object
-	// rebuild makes concurrent full rebuilds one (see RefreshIndex).
+	// rebuild makes concurrent full rebuilds one (see Refresh).
 	rebuild sync.Mutex
+	// tags: see index.go.
+	tags tagCache
 }
 
-type indexed struct {
-	f    forge.Forge
-	repo forge.Repo
-	cfg  *config.File // nil when the repository has no (valid) kptbot.yaml
+// New returns an empty Index: the first Snapshot builds it.
+func New(opts Options) *Index { return &Index{opts: opts} }
+
+// Entry is one indexed repository.
+type Entry struct {
+	F    forge.Forge
+	Repo forge.Repo
+	Cfg  *config.File // nil when the repository has no (valid) kptbot.yaml
+}
+
+// Problem is a set expansion error (always an error), reported to the
+// set's repository.
+type Problem struct {
+	Repo    string
+	File    string
+	Message string
 }
 
 // indexTTL is how long an index serves before a reconcile rebuilds it in
@@ -64,44 +91,44 @@ type generatedVariant struct {
 // forge: explicit targets by name, selectors over topics. A target that
 // does not accept the set's repository is reported to the set's
 // repository (variantsFor is what refuses it).
-func expandSets(repos []indexed, upstreams map[string]config.Object) (map[string][]generatedVariant, map[string][]Problem) {
+func expandSets(repos []Entry, upstreams map[string]config.Object) (map[string][]generatedVariant, map[string][]Problem) {
 	objs := map[string][]config.Object{}
 	for _, ix := range repos {
-		if len(ix.repo.Topics) == 0 {
-			objs[ix.repo.Forge] = append(objs[ix.repo.Forge], config.Object{Name: ix.repo.FullName})
+		if len(ix.Repo.Topics) == 0 {
+			objs[ix.Repo.Forge] = append(objs[ix.Repo.Forge], config.Object{Name: ix.Repo.FullName})
 		}
-		for _, t := range ix.repo.Topics {
-			objs[ix.repo.Forge] = append(objs[ix.repo.Forge], config.Object{Name: ix.repo.FullName, Labels: map[string]string{topicLabel: t}})
+		for _, t := range ix.Repo.Topics {
+			objs[ix.Repo.Forge] = append(objs[ix.Repo.Forge], config.Object{Name: ix.Repo.FullName, Labels: map[string]string{topicLabel: t}})
 		}
 	}
-	byKey := map[string]indexed{}
+	byKey := map[string]Entry{}
 	for _, ix := range repos {
-		byKey[genKey(ix.repo.Forge, ix.repo.FullName)] = ix
+		byKey[genKey(ix.Repo.Forge, ix.Repo.FullName)] = ix
 	}
 	gen := map[string][]generatedVariant{}
 	probs := map[string][]Problem{}
 	for _, ix := range repos {
-		if ix.cfg == nil {
+		if ix.Cfg == nil {
 			continue
 		}
-		for _, set := range ix.cfg.Sets {
+		for _, set := range ix.Cfg.Sets {
 			up, ok := upstreams[setKey(ix, set)]
 			if !ok {
 				up = config.Object{Name: set.Spec.Upstream.Package}
 			}
-			pvs, err := config.Expand(set, config.ExpandInput{Upstream: up, Repositories: objs[ix.repo.Forge]})
+			pvs, err := config.Expand(set, config.ExpandInput{Upstream: up, Repositories: objs[ix.Repo.Forge]})
 			if err != nil {
-				probs[ix.repo.FullName] = append(probs[ix.repo.FullName], Problem{Severity: SeverityError, Repo: ix.repo.FullName, File: ix.cfgPath(), Message: err.Error()})
+				probs[ix.Repo.FullName] = append(probs[ix.Repo.FullName], Problem{Repo: ix.Repo.FullName, File: ix.cfgPath(), Message: err.Error()})
 				continue
 			}
 			refused := map[string]bool{}
 			for _, pv := range pvs {
-				k := genKey(ix.repo.Forge, pv.Spec.Downstream.Repo)
-				gen[k] = append(gen[k], generatedVariant{pv: pv, from: ix.repo})
-				if t, ok := byKey[k]; ok && !refused[k] && !accepts(t, ix.repo) {
+				k := genKey(ix.Repo.Forge, pv.Spec.Downstream.Repo)
+				gen[k] = append(gen[k], generatedVariant{pv: pv, from: ix.Repo})
+				if t, ok := byKey[k]; ok && !refused[k] && !accepts(t, ix.Repo) {
 					refused[k] = true
-					probs[ix.repo.FullName] = append(probs[ix.repo.FullName], Problem{Severity: SeverityError, Repo: ix.repo.FullName, File: ix.cfgPath(),
-						Message: fmt.Sprintf("PackageVariantSet %s targets %s, which does not accept variants from %s: its own kptbot.yaml must list %s in Repository spec.acceptVariantsFrom", set.Metadata.Name, t.repo.FullName, ix.repo.FullName, ix.repo.FullName)})
+					probs[ix.Repo.FullName] = append(probs[ix.Repo.FullName], Problem{Repo: ix.Repo.FullName, File: ix.cfgPath(),
+						Message: fmt.Sprintf("PackageVariantSet %s targets %s, which does not accept variants from %s: its own kptbot.yaml must list %s in Repository spec.acceptVariantsFrom", set.Metadata.Name, t.Repo.FullName, ix.Repo.FullName, ix.Repo.FullName)})
 				}
 			}
 		}
@@ -109,8 +136,8 @@ func expandSets(repos []indexed, upstreams map[string]config.Object) (map[string
 	return gen, probs
 }
 
-func setKey(ix indexed, set config.PackageVariantSet) string {
-	return genKey(ix.repo.Forge, ix.repo.FullName) + "#" + set.Metadata.Name
+func setKey(ix Entry, set config.PackageVariantSet) string {
+	return genKey(ix.Repo.Forge, ix.Repo.FullName) + "#" + set.Metadata.Name
 }
 
 // setUpstreams reads every PackageVariantSet's CEL variable upstream, as
@@ -118,14 +145,14 @@ func setKey(ix indexed, set config.PackageVariantSet) string {
 // Kptfile's labels and annotations at the revision the set follows. Only
 // upstreams on the bot's forges that the set's repository may read are
 // read; the others (and any failure) give the name alone.
-func (b *Bot) setUpstreams(ctx context.Context, repos []indexed) map[string]config.Object {
+func (x *Index) setUpstreams(ctx context.Context, repos []Entry) map[string]config.Object {
 	out := map[string]config.Object{}
 	for _, ix := range repos {
-		if ix.cfg == nil {
+		if ix.Cfg == nil {
 			continue
 		}
-		for _, set := range ix.cfg.Sets {
-			if obj, ok := b.setUpstream(ctx, repos, ix, set.Spec.Upstream); ok {
+		for _, set := range ix.Cfg.Sets {
+			if obj, ok := x.setUpstream(ctx, repos, ix, set.Spec.Upstream); ok {
 				out[setKey(ix, set)] = obj
 			}
 		}
@@ -133,14 +160,14 @@ func (b *Bot) setUpstreams(ctx context.Context, repos []indexed) map[string]conf
 	return out
 }
 
-func (b *Bot) setUpstream(ctx context.Context, repos []indexed, set indexed, up *config.Upstream) (config.Object, bool) {
-	i := slices.IndexFunc(repos, func(r indexed) bool { return r.repo.Forge == set.repo.Forge && sameUpstream(up.Repo, r.repo) })
-	if i < 0 || repos[i].readableBy(set.repo) != nil {
+func (x *Index) setUpstream(ctx context.Context, repos []Entry, set Entry, up *config.Upstream) (config.Object, bool) {
+	i := slices.IndexFunc(repos, func(r Entry) bool { return r.Repo.Forge == set.Repo.Forge && SameUpstream(up.Repo, r.Repo) })
+	if i < 0 || repos[i].ReadableBy(set.Repo) != nil {
 		return config.Object{}, false
 	}
 	src := repos[i]
 	pkg := strings.Trim(up.Package, "/")
-	tags, err := b.listTags(ctx, src.f, src.repo)
+	tags, err := x.ListTags(ctx, src.F, src.Repo)
 	if err != nil {
 		return config.Object{}, false
 	}
@@ -153,7 +180,7 @@ func (b *Bot) setUpstream(ctx context.Context, repos []indexed, set indexed, up 
 	if tag < 0 {
 		return config.Object{}, false
 	}
-	snap, err := src.f.ReadTree(ctx, src.repo, tags[tag].SHA, pkg)
+	snap, err := src.F.ReadTree(ctx, src.Repo, tags[tag].SHA, pkg)
 	if err != nil {
 		return config.Object{}, false
 	}
@@ -166,36 +193,38 @@ func (b *Bot) setUpstream(ctx context.Context, repos []indexed, set indexed, up 
 
 // accepts reports whether the indexed target's configuration accepts
 // variants from a set in repository from.
-func accepts(target indexed, from forge.Repo) bool {
+func accepts(target Entry, from forge.Repo) bool {
 	var spec config.RepositorySpec
-	if target.cfg != nil && target.cfg.Repository != nil {
-		spec = target.cfg.Repository.Spec
+	if target.Cfg != nil && target.Cfg.Repository != nil {
+		spec = target.Cfg.Repository.Spec
 	}
-	_, ok := acceptedSource(target.repo, spec, from)
+	_, ok := trust.AcceptedSource(target.Repo, spec, from)
 	return ok
 }
 
-// forgetIndex makes the next reconcile rebuild the index.
-func (b *Bot) forgetIndex() {
-	b.index.mu.Lock()
-	defer b.index.mu.Unlock()
-	b.index.repos = nil
+// Forget makes the next reconcile rebuild the index.
+func (x *Index) Forget() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.repos = nil
 }
 
-func (b *Bot) snapshotIndex(ctx context.Context) ([]indexed, error) {
-	b.index.mu.Lock()
-	fresh := time.Since(b.index.built) < indexTTL && b.index.repos != nil
-	repos := b.index.repos
-	b.index.mu.Unlock()
+// Snapshot is every indexed repository, rebuilt first when older than
+// indexTTL; the slice is never changed afterwards.
+func (x *Index) Snapshot(ctx context.Context) ([]Entry, error) {
+	x.mu.Lock()
+	fresh := time.Since(x.built) < indexTTL && x.repos != nil
+	repos := x.repos
+	x.mu.Unlock()
 	if fresh {
 		return repos, nil
 	}
-	if err := b.RefreshIndex(ctx); err != nil {
+	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	b.index.mu.Lock()
-	defer b.index.mu.Unlock()
-	return b.index.repos, nil
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.repos, nil
 }
 
 // topicLabel is the label key PackageVariantSet selectors use for forge
@@ -203,42 +232,44 @@ func (b *Bot) snapshotIndex(ctx context.Context) ([]indexed, error) {
 // the topic "edge".
 const topicLabel = "kptbot.dev/topic"
 
-// variantsFor returns the variants that target rc's repository: its own
+// VariantsFor returns the variants that target repo (whose default-branch
+// kptbot.yaml is cfg, with spec its Repository spec): its own
 // PackageVariants, and those generated by the PackageVariantSets the bot
-// can see whose targets name or select it, when rc's own default-branch
-// kptbot.yaml accepts the set's repository; such a variant's update and
-// adoption policies are rc's, never the set's.
-func (b *Bot) variantsFor(ctx context.Context, rc *repoCtx) ([]config.PackageVariant, error) {
+// can see whose targets name or select it, when repo's own kptbot.yaml
+// accepts the set's repository; such a variant's update and adoption
+// policies are repo's, never the set's. The problems are those of the
+// sets in repo.
+func (x *Index) VariantsFor(ctx context.Context, repo forge.Repo, cfg *config.File, spec config.RepositorySpec) ([]config.PackageVariant, []Problem, error) {
 	var out []config.PackageVariant
-	for _, pv := range rc.cfg.Variants {
-		if pv.Spec.Downstream.Repo == "" || strings.EqualFold(pv.Spec.Downstream.Repo, rc.repo.FullName) {
+	for _, pv := range cfg.Variants {
+		if pv.Spec.Downstream.Repo == "" || strings.EqualFold(pv.Spec.Downstream.Repo, repo.FullName) {
 			out = append(out, pv)
 		}
 	}
-	if _, err := b.snapshotIndex(ctx); err != nil {
-		return nil, err
+	if _, err := x.Snapshot(ctx); err != nil {
+		return nil, nil, err
 	}
-	b.index.mu.Lock()
-	gen := b.index.generated[genKey(rc.repo.Forge, rc.repo.FullName)]
-	rc.out.Problems = append(rc.out.Problems, b.index.problems[rc.repo.FullName]...)
-	b.index.mu.Unlock()
+	x.mu.Lock()
+	gen := x.generated[genKey(repo.Forge, repo.FullName)]
+	probs := x.problems[repo.FullName]
+	x.mu.Unlock()
 	var accepted []config.PackageVariant
 	for _, g := range gen {
-		if src, ok := acceptedSource(rc.repo, rc.spec, g.from); ok {
-			accepted = append(accepted, applySource(g.pv, rc.repo, g.from, src))
+		if src, ok := trust.AcceptedSource(repo, spec, g.from); ok {
+			accepted = append(accepted, trust.ApplySource(g.pv, repo, g.from, src))
 		}
 	}
 	if len(accepted) > 0 {
-		out = append(out, config.Defaults(&config.File{Repository: rc.cfg.Repository, Variants: dedupe(out, accepted)}).Variants...)
+		out = append(out, config.Defaults(&config.File{Repository: cfg.Repository, Variants: dedupe(out, accepted)}).Variants...)
 	}
-	return out, nil
+	return out, probs, nil
 }
 
-func (ix indexed) cfgPath() string {
-	if ix.cfg == nil {
+func (ix Entry) cfgPath() string {
+	if ix.Cfg == nil {
 		return ""
 	}
-	return ix.cfg.Name
+	return ix.Cfg.Name
 }
 
 // dedupe drops generated variants whose name an earlier one already has.
@@ -257,39 +288,37 @@ func dedupe(have, add []config.PackageVariant) []config.PackageVariant {
 	return out
 }
 
-// followers returns the repositories with a variant following pkg of
+// Followers returns the repositories with a variant following pkg of
 // upstream (by owner/name on the same forge, or by clone URL) that may
 // read it: one that may not is told so when it reconciles, and is not
 // worked on (nor dispatched to) when the upstream publishes.
-func (b *Bot) followers(ctx context.Context, upstream forge.Repo, pkg string) ([]forge.Repo, error) {
-	repos, err := b.snapshotIndex(ctx)
+func (x *Index) Followers(ctx context.Context, upstream forge.Repo, pkg string) ([]forge.Repo, error) {
+	repos, err := x.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	up, known := indexed{repo: upstream}, false
+	up, known := Entry{Repo: upstream}, false
 	for _, ix := range repos {
-		if sameRepo(ix.repo, upstream) {
+		if sameRepo(ix.Repo, upstream) {
 			up, known = ix, true
 		}
 	}
 	var out []forge.Repo
 	for _, ix := range repos {
-		if known && up.readableBy(ix.repo) != nil {
+		if known && up.ReadableBy(ix.Repo) != nil {
 			continue
 		}
-		var o Outcome
-		rc := &repoCtx{f: ix.f, repo: ix.repo, cfg: ix.cfg, out: &o}
-		if rc.cfg == nil {
-			rc.cfg = config.Defaults(&config.File{})
+		cfg := ix.Cfg
+		if cfg == nil {
+			cfg = config.Defaults(&config.File{})
 		}
-		rc.spec = rc.cfg.Repository.Spec
-		vs, err := b.variantsFor(ctx, rc)
+		vs, _, err := x.VariantsFor(ctx, ix.Repo, cfg, cfg.Repository.Spec)
 		if err != nil {
 			return nil, err
 		}
 		for _, pv := range vs {
-			if up := pv.Spec.Upstream; up != nil && sameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg {
-				out = append(out, ix.repo)
+			if up := pv.Spec.Upstream; up != nil && SameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg {
+				out = append(out, ix.Repo)
 				break
 			}
 		}
@@ -297,31 +326,33 @@ func (b *Bot) followers(ctx context.Context, upstream forge.Repo, pkg string) ([
 	return out, nil
 }
 
-func sameUpstream(ref string, r forge.Repo) bool {
-	key := refKey(ref)
-	return key == strings.ToLower(r.FullName) || (r.CloneURL != "" && key == refKey(r.CloneURL))
+// SameUpstream reports whether an upstream reference (owner/name, or a
+// clone URL) names r.
+func SameUpstream(ref string, r forge.Repo) bool {
+	key := trust.RefKey(ref)
+	return key == strings.ToLower(r.FullName) || (r.CloneURL != "" && key == trust.RefKey(r.CloneURL))
 }
 
 func sameRepo(a, b forge.Repo) bool {
 	return strings.EqualFold(a.Forge, b.Forge) && strings.EqualFold(a.FullName, b.FullName)
 }
 
-// readableBy applies readableBy to an indexed upstream.
-func (ix indexed) readableBy(down forge.Repo) error {
+// ReadableBy applies trust.ReadableBy to an indexed upstream.
+func (ix Entry) ReadableBy(down forge.Repo) error {
 	var spec *config.RepositorySpec
-	if ix.cfg != nil && ix.cfg.Repository != nil {
-		spec = &ix.cfg.Repository.Spec
+	if ix.Cfg != nil && ix.Cfg.Repository != nil {
+		spec = &ix.Cfg.Repository.Spec
 	}
-	return readableBy(ix.repo, spec, down)
+	return trust.ReadableBy(ix.Repo, spec, down)
 }
 
-// forgeFetcher is the engine's Fetcher for upstreams on the bot's forges
+// Fetcher is the engine's Fetcher for upstreams on the bot's forges
 // (owner/name, or a clone URL it knows): content comes through the forge
 // adapter (one git fetch with the bot's credentials), versions resolve as
 // kpt's do. Anything else goes to the plain git fetcher.
-type forgeFetcher struct {
-	b     *Bot
-	repos []indexed
+type Fetcher struct {
+	x     *Index
+	repos []Entry
 	// down is the repository the fetched packages are for: only what its
 	// readers may read is fetched through the bot's forges.
 	down forge.Repo
@@ -329,8 +360,10 @@ type forgeFetcher struct {
 	other *sources.Client
 }
 
-func (b *Bot) fetcher(ctx context.Context, rc *repoCtx) (*forgeFetcher, error) {
-	repos, err := b.snapshotIndex(ctx)
+// Fetcher is the Fetcher for the packages of down (on forge f): the
+// indexed repositories and down itself.
+func (x *Index) Fetcher(ctx context.Context, f forge.Forge, down forge.Repo) (*Fetcher, error) {
+	repos, err := x.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -338,34 +371,36 @@ func (b *Bot) fetcher(ctx context.Context, rc *repoCtx) (*forgeFetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &forgeFetcher{b: b, repos: append(repos, indexed{f: rc.f, repo: rc.repo}), down: rc.repo, other: other}, nil
+	return &Fetcher{x: x, repos: append(repos, Entry{F: f, Repo: down}), down: down, other: other}, nil
 }
 
-func (ff *forgeFetcher) lookup(ref string) (indexed, bool) {
+// Lookup is the repository on the bot's forges an upstream reference
+// names.
+func (ff *Fetcher) Lookup(ref string) (Entry, bool) {
 	for _, ix := range ff.repos {
-		if sameUpstream(ref, ix.repo) {
+		if SameUpstream(ref, ix.Repo) {
 			return ix, true
 		}
 	}
-	return indexed{}, false
+	return Entry{}, false
 }
 
 // source is lookup for reading: a repository on the bot's forges that
 // the downstream may not read is an error, never a fall-through to
 // another fetcher.
-func (ff *forgeFetcher) source(ref string) (indexed, bool, error) {
-	ix, ok := ff.lookup(ref)
+func (ff *Fetcher) source(ref string) (Entry, bool, error) {
+	ix, ok := ff.Lookup(ref)
 	if !ok {
 		return ix, false, nil
 	}
-	if err := ix.readableBy(ff.down); err != nil {
+	if err := ix.ReadableBy(ff.down); err != nil {
 		return ix, true, err
 	}
 	return ix, true, nil
 }
 
 // Fetch implements engine.Fetcher.
-func (ff *forgeFetcher) Fetch(ctx context.Context, repo, dir, version string) (map[string][]byte, fetch.Resolved, error) {
+func (ff *Fetcher) Fetch(ctx context.Context, repo, dir, version string) (map[string][]byte, fetch.Resolved, error) {
 	ix, ok, err := ff.source(repo)
 	if err != nil {
 		return nil, fetch.Resolved{}, err
@@ -377,23 +412,23 @@ func (ff *forgeFetcher) Fetch(ctx context.Context, repo, dir, version string) (m
 	if err != nil {
 		return nil, fetch.Resolved{}, err
 	}
-	snap, err := ix.f.ReadTree(ctx, ix.repo, res.Commit, strings.Trim(dir, "/"))
+	snap, err := ix.F.ReadTree(ctx, ix.Repo, res.Commit, strings.Trim(dir, "/"))
 	if err != nil {
 		return nil, fetch.Resolved{}, err
 	}
 	if len(snap.Files) == 0 {
-		return nil, fetch.Resolved{}, fmt.Errorf("%s has no directory %s at %s", ix.repo.FullName, dir, res.Ref)
+		return nil, fetch.Resolved{}, fmt.Errorf("%s has no directory %s at %s", ix.Repo.FullName, dir, res.Ref)
 	}
 	return snap.Files, res, nil
 }
 
 // resolve is kpt's rule: the tag <dir>/<version> first, then version as a
 // tag, a branch, or a commit.
-func (ff *forgeFetcher) resolve(ctx context.Context, ix indexed, dir, version string) (fetch.Resolved, error) {
+func (ff *Fetcher) resolve(ctx context.Context, ix Entry, dir, version string) (fetch.Resolved, error) {
 	if ref, sha, err := ff.tagAmong(ctx, ix, dir+"/"+version, version); err != nil || sha != "" {
 		return fetch.Resolved{Ref: ref, Commit: sha}, err
 	}
-	branches, err := ix.f.ListBranches(ctx, ix.repo)
+	branches, err := ix.F.ListBranches(ctx, ix.Repo)
 	if err != nil {
 		return fetch.Resolved{}, err
 	}
@@ -405,12 +440,12 @@ func (ff *forgeFetcher) resolve(ctx context.Context, ix indexed, dir, version st
 	if len(version) == 40 {
 		return fetch.Resolved{Ref: version, Commit: version}, nil
 	}
-	return fetch.Resolved{}, fmt.Errorf("%s: no tag %s/%s, tag, branch or commit %q", ix.repo.FullName, dir, version, version)
+	return fetch.Resolved{}, fmt.Errorf("%s: no tag %s/%s, tag, branch or commit %q", ix.Repo.FullName, dir, version, version)
 }
 
 // Latest resolves a variant's revision policy: latest is the highest
 // <pkg>/v<N> tag of the upstream; anything else is used as given.
-func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string, error) {
+func (ff *Fetcher) Latest(ctx context.Context, up *config.Upstream) (string, error) {
 	direct := variant.Direct{Client: ff.other}
 	if st := locator.Store(up.Repo); st == locator.OCI || st == locator.HTTP {
 		return direct.Latest(ctx, up)
@@ -424,7 +459,7 @@ func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string
 	case up.Revision != "" && up.Revision != config.DefaultRevision:
 		return up.Revision, nil
 	}
-	tags, err := ff.b.listTags(ctx, ix.f, ix.repo)
+	tags, err := ff.x.ListTags(ctx, ix.F, ix.Repo)
 	if err != nil {
 		return "", err
 	}
@@ -439,11 +474,11 @@ func (ff *forgeFetcher) Latest(ctx context.Context, up *config.Upstream) (string
 	return porch.RevisionName(best), nil
 }
 
-// log lists the upstream's commits between two revisions of a package
+// Log lists the upstream's commits between two revisions of a package
 // (tags <pkg>/<from> and <pkg>/<to>, or the revisions as given), for the
 // update change's description; upstreams off the bot's forges and any
 // failure give none: the range is informative, never a reason to stop.
-func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to string) []forge.Commit {
+func (ff *Fetcher) Log(ctx context.Context, up *config.Upstream, from, to string) []forge.Commit {
 	ix, ok, err := ff.source(up.Repo)
 	if err != nil || !ok || from == "" {
 		return nil
@@ -454,7 +489,7 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 	if errA != nil || errB != nil {
 		return nil
 	}
-	commits, err := ix.f.Log(ctx, ix.repo, a.Commit, b.Commit)
+	commits, err := ix.F.Log(ctx, ix.Repo, a.Commit, b.Commit)
 	if err != nil {
 		return nil
 	}
@@ -463,13 +498,13 @@ func (ff *forgeFetcher) log(ctx context.Context, up *config.Upstream, from, to s
 
 // workspaceRevision resolves upstream.workspaceName on a forge: the
 // published revision whose commit's kpt trailer names the workspace.
-func (ff *forgeFetcher) workspaceRevision(ctx context.Context, ix indexed, pkg, ws string, list []forge.Tag) (string, error) {
+func (ff *Fetcher) workspaceRevision(ctx context.Context, ix Entry, pkg, ws string, list []forge.Tag) (string, error) {
 	tags := make([]variant.Tagged, len(list))
 	for i, t := range list {
 		tags[i] = variant.Tagged{Name: t.Name, Commit: t.SHA}
 	}
 	return variant.WorkspaceRevision(pkg, ws, tags, func(sha string) (string, error) {
-		commits, err := ix.f.Log(ctx, ix.repo, "", sha)
+		commits, err := ix.F.Log(ctx, ix.Repo, "", sha)
 		if err != nil || len(commits) == 0 {
 			return "", errors.Join(err, fmt.Errorf("no commit %s", sha))
 		}
