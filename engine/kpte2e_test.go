@@ -10,9 +10,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // TestRenderMatchesKptE2E renders kpt's own render end-to-end cases
@@ -44,7 +44,7 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is needed to apply the expected diffs")
 	}
-	for _, name := range enginetest.CaseDirs(t, kind) {
+	for _, name := range golden.CaseDirs(t, kind) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", kind, name)
@@ -103,7 +103,7 @@ func testExpectedDiffs(t *testing.T, kind string, withKptfile bool) {
 					delete(wantTree, p)
 				}
 			}
-			enginetest.SameTrees(t, kind+" expected vs kptbot", wantTree, got)
+			golden.SameTrees(t, kind+" expected vs kptbot", wantTree, got)
 		})
 	}
 }

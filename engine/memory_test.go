@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // GetTree and UpdateTree are checked against Get and Update on every
@@ -27,7 +27,7 @@ func TestInitTreeMatchesInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enginetest.SameTrees(t, "InitTree against Init", want, got)
+	golden.SameTrees(t, "InitTree against Init", want, got)
 	if !strings.Contains(string(got[kptpkg.KptfileName]), "name: blueprint") {
 		t.Errorf("the Kptfile is not named after the package:\n%s", got[kptpkg.KptfileName])
 	}

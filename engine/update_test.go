@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/pkgmerge"
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/internal/gitfixture"
+	"github.com/kptbot/kptbot/internal/golden"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -79,7 +79,7 @@ func buildUpstream(t *testing.T, caseDir, pkg string) string {
 
 func TestUpdateGolden(t *testing.T) {
 	gitfixture.RequireGit(t)
-	for _, name := range enginetest.CaseDirs(t, "update") {
+	for _, name := range golden.CaseDirs(t, "update") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "update", name)
@@ -114,8 +114,8 @@ func TestUpdateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("GetTree: %v", err)
 			}
-			enginetest.SameTrees(t, "GetTree against Get", fetched, inMem)
-			if edits := filepath.Join(caseDir, "local-edits"); enginetest.Exists(edits) {
+			golden.SameTrees(t, "GetTree against Get", fetched, inMem)
+			if edits := filepath.Join(caseDir, "local-edits"); golden.Exists(edits) {
 				tree, err := kptpkg.ReadTree(edits)
 				if err != nil {
 					t.Fatal(err)
@@ -146,7 +146,7 @@ func TestUpdateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			norm := enginetest.Replacer(repo, "UPSTREAM", dest, "LOCAL")
+			norm := golden.Replacer(repo, "UPSTREAM", dest, "LOCAL")
 			memGot, memRes, memErr := UpdateTree(ctx, f, dest, before, UpdateOptions{Version: c.To, Strategy: c.Strategy})
 			if untouched, err := kptpkg.ReadTree(dest); err != nil || !untouched.Equal(before) {
 				t.Fatalf("UpdateTree changed %s (%v)", dest, err)
@@ -156,7 +156,7 @@ func TestUpdateGolden(t *testing.T) {
 				t.Errorf("UpdateTree's error %v, Update's %v", memErr, err)
 			}
 			if err != nil {
-				enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "error.txt"), norm([]byte(err.Error()+"\n")))
+				golden.CheckFile(t, filepath.Join(caseDir, "error.txt"), norm([]byte(err.Error()+"\n")))
 				after, rerr := kptpkg.ReadTree(dest)
 				if rerr != nil {
 					t.Fatal(rerr)
@@ -166,15 +166,15 @@ func TestUpdateGolden(t *testing.T) {
 				}
 				return
 			}
-			if enginetest.Exists(filepath.Join(caseDir, "error.txt")) && !*enginetest.UpdateGolden {
+			if golden.Exists(filepath.Join(caseDir, "error.txt")) && !*golden.Update {
 				t.Fatalf("Update succeeded, want the error in error.txt")
 			}
 			got, err := kptpkg.ReadTree(dest)
 			if err != nil {
 				t.Fatal(err)
 			}
-			enginetest.CheckGoldenTree(t, filepath.Join(caseDir, "want"), got, norm)
-			enginetest.SameTrees(t, "UpdateTree against Update", got, memGot)
+			golden.CheckTree(t, filepath.Join(caseDir, "want"), got, norm)
+			golden.SameTrees(t, "UpdateTree against Update", got, memGot)
 			if d := cmp.Diff(res, memRes); memErr == nil && d != "" {
 				t.Errorf("UpdateTree's result differs from Update's (-Update +UpdateTree):\n%s", d)
 			}
@@ -182,7 +182,7 @@ func TestUpdateGolden(t *testing.T) {
 				res.Conflicts = []pkgmerge.Conflict{}
 			}
 			cj, _ := json.MarshalIndent(res.Conflicts, "", "  ")
-			enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "conflicts.json"), append(cj, '\n'))
+			golden.CheckFile(t, filepath.Join(caseDir, "conflicts.json"), append(cj, '\n'))
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // TestVariantGolden runs testdata/variant/<case>: in/ is the package,
@@ -25,7 +26,7 @@ import (
 // injection sources. want/ is the package afterwards and result.txt the
 // changed files and blocking messages, or error.txt the error.
 func TestVariantGolden(t *testing.T) {
-	for _, name := range caseDirs(t, "variant") {
+	for _, name := range golden.CaseDirs(t, "variant") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "variant", name)
@@ -38,7 +39,7 @@ func TestVariantGolden(t *testing.T) {
 			sources := readSources(t, filepath.Join(caseDir, "sources"))
 			orig := copyTree(disk)
 
-			if exists(filepath.Join(caseDir, "variant-before.yaml")) {
+			if golden.Exists(filepath.Join(caseDir, "variant-before.yaml")) {
 				before := readVariant(t, filepath.Join(caseDir, "variant-before.yaml"))
 				res, err := Apply(in, before, sources)
 				if err != nil {
@@ -49,14 +50,14 @@ func TestVariantGolden(t *testing.T) {
 
 			res, err := Apply(in, pv, sources)
 			if err != nil {
-				checkGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(err.Error()+"\n"))
+				golden.CheckFile(t, filepath.Join(caseDir, "error.txt"), []byte(err.Error()+"\n"))
 				return
 			}
-			if exists(filepath.Join(caseDir, "error.txt")) && !*updateGolden {
+			if golden.Exists(filepath.Join(caseDir, "error.txt")) && !*golden.Update {
 				t.Fatalf("Apply succeeded, want the error in error.txt")
 			}
-			checkGoldenTree(t, filepath.Join(caseDir, "want"), res.Tree)
-			checkGoldenFile(t, filepath.Join(caseDir, "result.txt"), []byte(describeResult(res)))
+			golden.CheckTree(t, filepath.Join(caseDir, "want"), res.Tree, nil)
+			golden.CheckFile(t, filepath.Join(caseDir, "result.txt"), []byte(describeResult(res)))
 
 			// The input is not modified, and files not reported as changed
 			// keep their bytes.
@@ -97,7 +98,7 @@ func copyTree(t kptpkg.Tree) kptpkg.Tree {
 
 func assertTreesEqual(t *testing.T, what string, want, got kptpkg.Tree) {
 	t.Helper()
-	for _, p := range unionPaths(want, got) {
+	for _, p := range golden.UnionPaths(want, got) {
 		if !bytes.Equal(want[p], got[p]) {
 			t.Errorf("%s: %s differs:\n--- want\n%s\n--- got\n%s", what, p, want[p], got[p])
 		}
@@ -122,7 +123,7 @@ func readVariant(t *testing.T, path string) config.PackageVariant {
 // would.
 func readSources(t *testing.T, dir string) []*kyaml.RNode {
 	t.Helper()
-	if !exists(dir) {
+	if !golden.Exists(dir) {
 		return nil
 	}
 	files, err := kptpkg.ReadTree(dir)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // TestResourceMergeMatchesKpt runs kpt's own ResourceMergeUpdater and
@@ -69,7 +70,7 @@ func TestResourceMergeMatchesKpt(t *testing.T) {
 		got, _ := kptpkg.ReadTree(l2)
 		kptpkg.PreserveUntouched(local, want)
 		kptpkg.PreserveUntouched(local, got)
-		for _, p := range enginetest.UnionPaths(want, got) {
+		for _, p := range golden.UnionPaths(want, got) {
 			if string(want[p]) != string(got[p]) && os.Getenv("MERGE_DUMP") != "" {
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-kpt-%s", seed, filepath.Base(p)), want[p], 0o644)
 				os.WriteFile(fmt.Sprintf("/tmp/md-%d-bot-%s", seed, filepath.Base(p)), got[p], 0o644)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // TestFastRenderMatchesKpt renders every render golden case, and a
@@ -30,7 +31,7 @@ func TestFastRenderMatchesKpt(t *testing.T) {
 				}
 				return
 			}
-			enginetest.SameTrees(t, "kptbot vs kpt", kpt.Tree, fast.Tree)
+			golden.SameTrees(t, "kptbot vs kpt", kpt.Tree, fast.Tree)
 			if len(fast.Results.Items) != len(kpt.Results.Items) {
 				t.Errorf("fast ran %d functions, kpt %d", len(fast.Results.Items), len(kpt.Results.Items))
 			}
@@ -49,7 +50,7 @@ func lastLine(s string) string {
 func renderCases(t *testing.T) map[string]kptpkg.Tree {
 	t.Helper()
 	cases := map[string]kptpkg.Tree{"generated-300": enginetest.GenPackage(300, 1)}
-	for _, name := range enginetest.CaseDirs(t, "render") {
+	for _, name := range golden.CaseDirs(t, "render") {
 		in, err := kptpkg.ReadTree(filepath.Join("testdata", "render", name, "in"))
 		if err != nil {
 			t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // renderCase is testdata/render/<case>/case.yaml (optional).
@@ -22,7 +22,7 @@ type renderCase struct {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for _, name := range enginetest.CaseDirs(t, "render") {
+	for _, name := range golden.CaseDirs(t, "render") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			caseDir := filepath.Join("testdata", "render", name)
@@ -42,13 +42,13 @@ func TestRenderGolden(t *testing.T) {
 			}
 			res, err := Render(context.Background(), dir, RenderOptions{Runtimes: Runtimes{AllowExec: c.AllowExec}})
 			if err != nil {
-				enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
+				golden.CheckFile(t, filepath.Join(caseDir, "error.txt"), []byte(strings.ReplaceAll(err.Error(), dir, "PKG")+"\n"))
 				after, rerr := kptpkg.ReadTree(dir)
 				if rerr != nil {
 					t.Fatal(rerr)
 				}
 				if c.SavedOnFailure {
-					enginetest.CheckGoldenTree(t, filepath.Join(caseDir, "want"), after, func(b []byte) []byte { return b })
+					golden.CheckTree(t, filepath.Join(caseDir, "want"), after, func(b []byte) []byte { return b })
 					return
 				}
 				added, removed, modified := in.Changes(after)
@@ -58,18 +58,18 @@ func TestRenderGolden(t *testing.T) {
 				var re *RenderError
 				if errors.As(err, &re) {
 					// The Rendered condition and the render status kpt records.
-					enginetest.CheckGoldenFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])
+					golden.CheckFile(t, filepath.Join(caseDir, "want", kptpkg.KptfileName), after[kptpkg.KptfileName])
 				}
 				return
 			}
-			if enginetest.Exists(filepath.Join(caseDir, "error.txt")) && !*enginetest.UpdateGolden {
+			if golden.Exists(filepath.Join(caseDir, "error.txt")) && !*golden.Update {
 				t.Fatalf("Render succeeded, want the error in error.txt")
 			}
 			got, err := kptpkg.ReadTree(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			enginetest.CheckGoldenTree(t, filepath.Join(caseDir, "want"), got, func(b []byte) []byte { return b })
+			golden.CheckTree(t, filepath.Join(caseDir, "want"), got, func(b []byte) []byte { return b })
 			if res.Results == nil {
 				t.Error("no results")
 			}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
 // streamCases are packages written to exercise the streamed render: a
@@ -362,7 +362,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if werr != nil {
 				t.Fatalf("streamed a package the whole-list render fails: %v", werr)
 			}
-			enginetest.SameTrees(t, "render", whole.Tree, out)
+			golden.SameTrees(t, "render", whole.Tree, out)
 			if diff := cmp.Diff(whole.Results, results); diff != "" {
 				t.Errorf("results differ (-whole +streamed):\n%s", diff)
 			}
@@ -403,7 +403,7 @@ func TestStreamRenderRandom(t *testing.T) {
 		if werr != nil {
 			t.Fatalf("seed %d: streamed a package the whole-list render fails: %v", seed, werr)
 		}
-		enginetest.SameTrees(t, fmt.Sprintf("seed %d", seed), whole.Tree, out)
+		golden.SameTrees(t, fmt.Sprintf("seed %d", seed), whole.Tree, out)
 		if t.Failed() {
 			return
 		}
@@ -434,7 +434,7 @@ func TestRenderRandomMatchesKpt(t *testing.T) {
 			if ferr != nil {
 				continue
 			}
-			enginetest.SameTrees(t, fmt.Sprintf("seed %d, %+v, kptbot vs kpt", seed, opts), kpt.Tree, fast.Tree)
+			golden.SameTrees(t, fmt.Sprintf("seed %d, %+v, kptbot vs kpt", seed, opts), kpt.Tree, fast.Tree)
 			if t.Failed() {
 				return
 			}

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"k8s.io/klog/v2"
+
+	// Every engine test binary accepts -update, also those without golden files.
+	_ "github.com/kptbot/kptbot/internal/golden"
 )
 
 // Main runs the tests of m with kpt's renderer, which logs through klog,

@@ -1,4 +1,7 @@
-package enginetest
+// Package golden compares test output with files under testdata/ and
+// rewrites them with -update; the engine's and the variant planner's tests
+// share it (imported by tests only).
+package golden
 
 import (
 	"bytes"
@@ -13,18 +16,21 @@ import (
 	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
-// UpdateGolden is -update: rewrite golden files instead of comparing.
-var UpdateGolden = flag.Bool("update", false, "rewrite golden files under testdata/")
+// Update is -update: rewrite golden files instead of comparing.
+var Update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// CheckGoldenTree compares got with the directory want, or rewrites it with
-// -update. Paths in got are replaced by placeholders first (see normalize).
-func CheckGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize func([]byte) []byte) {
+// CheckTree compares got with the directory want, or rewrites it with
+// -update. A non-nil normalize first replaces what differs between runs (paths) in each file.
+func CheckTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize func([]byte) []byte) {
 	t.Helper()
-	norm := kptpkg.Tree{}
-	for p, b := range got {
-		norm[p] = normalize(b)
+	norm := got
+	if normalize != nil {
+		norm = kptpkg.Tree{}
+		for p, b := range got {
+			norm[p] = normalize(b)
+		}
 	}
-	if *UpdateGolden {
+	if *Update {
 		if err := os.RemoveAll(wantDir); err != nil {
 			t.Fatal(err)
 		}
@@ -51,10 +57,10 @@ func CheckGoldenTree(t *testing.T, wantDir string, got kptpkg.Tree, normalize fu
 	}
 }
 
-// CheckGoldenFile compares got with the file want, or rewrites it.
-func CheckGoldenFile(t *testing.T, want string, got []byte) {
+// CheckFile compares got with the file want, or rewrites it.
+func CheckFile(t *testing.T, want string, got []byte) {
 	t.Helper()
-	if *UpdateGolden {
+	if *Update {
 		if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
 			t.Fatal(err)
 		}
