@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 )
 
@@ -148,74 +149,87 @@ func (x *Index) replace(r forge.Repo, entry *Entry) {
 	x.generated, x.problems = expandSets(repos, x.upstreams)
 }
 
-// tagTTL is how long a repository's tag list is reused. A tag webhook
-// forgets it at once; the TTL bounds how stale another replica's view (or
-// one whose webhook was lost) can be, while a resync over thousands of
-// followers of one upstream lists its tags a few times, not thousands.
-const tagTTL = 5 * time.Second
-
-// tagCache holds tag lists by repository.
-type tagCache struct {
-	mu      sync.Mutex
-	entries map[string]tagEntry
+// Options configures an Index.
+type Options struct {
+	// Forges are the forges whose repositories are indexed, by name.
+	Forges map[string]forge.Resolver
+	// Read is one repository's entry: its forge (forge.Unavailable when
+	// it cannot be resolved, kept so the failure shows where the
+	// repository is used) and its default branch's kptbot.yaml (nil when
+	// it has none or an invalid one).
+	Read func(ctx context.Context, r forge.Repo) Entry
 }
 
-type tagEntry struct {
-	tags []forge.Tag
-	at   time.Time
+// Index is the bot's view of every repository it can see and the
+// kptbot.yaml of each: the reverse index from an upstream package to the
+// variants that follow it. It is a cache, rebuilt at resync and refreshed
+// on pushes to default branches; nothing depends on it for correctness.
+type Index struct {
+	opts  Options
+	mu    sync.Mutex
+	built time.Time
+	repos []Entry
+	// generated are the PackageVariantSets' variants by target
+	// repository (forge + "/" + lower-case full name), expanded once per
+	// index so a fan-out to N repositories does not expand N times.
+	generated map[string][]generatedVariant
+	// problems are set expansion errors, by the set's repository.
+	problems map[string][]Problem
+	// upstreams are the sets' CEL variable upstream (setKey → object),
+	// read at each full rebuild.
+	upstreams map[string]config.Object
+	// rebuild makes concurrent full rebuilds one (see Refresh).
+	rebuild sync.Mutex
+	// tags: see tags.go.
+	tags tagCache
 }
 
-// ListTags is f.ListTags(r) through the cache.
-func (x *Index) ListTags(ctx context.Context, f forge.RefLister, r forge.Repo) ([]forge.Tag, error) {
-	k := genKey(r.Forge, r.FullName)
-	c := &x.tags
-	c.mu.Lock()
-	e, ok := c.entries[k]
-	c.mu.Unlock()
-	if ok && time.Since(e.at) < tagTTL {
-		return e.tags, nil
+// New returns an empty Index: the first Snapshot builds it.
+func New(opts Options) *Index { return &Index{opts: opts} }
+
+// Entry is one indexed repository.
+type Entry struct {
+	F    forge.Forge
+	Repo forge.Repo
+	Cfg  *config.File // nil when the repository has no (valid) kptbot.yaml
+}
+
+// Problem is a set expansion error (always an error), reported to the
+// set's repository.
+type Problem struct {
+	Repo    string
+	File    string
+	Message string
+}
+
+// indexTTL is how long an index serves before a reconcile rebuilds it in
+// full; in between, pushes and installation events update it one
+// repository at a time (index.go).
+const indexTTL = 30 * time.Minute
+
+func genKey(forgeName, repo string) string { return forgeName + "/" + strings.ToLower(repo) }
+
+// Forget makes the next reconcile rebuild the index.
+func (x *Index) Forget() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.repos = nil
+}
+
+// Snapshot is every indexed repository, rebuilt first when older than
+// indexTTL; the slice is never changed afterwards.
+func (x *Index) Snapshot(ctx context.Context) ([]Entry, error) {
+	x.mu.Lock()
+	fresh := time.Since(x.built) < indexTTL && x.repos != nil
+	repos := x.repos
+	x.mu.Unlock()
+	if fresh {
+		return repos, nil
 	}
-	tags, err := f.ListTags(ctx, r)
-	if err != nil {
+	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil {
-		c.entries = map[string]tagEntry{}
-	}
-	c.entries[k] = tagEntry{tags: tags, at: time.Now()}
-	return tags, nil
-}
-
-// ForgetTags drops r's cached tags (a tag was pushed or deleted).
-func (x *Index) ForgetTags(r forge.Repo) {
-	x.tags.mu.Lock()
-	defer x.tags.mu.Unlock()
-	delete(x.tags.entries, genKey(r.Forge, r.FullName))
-}
-
-// tagAmong finds the first of names among upstream's tags (sha "" when
-// none is there). A cached list without any of them may be stale (another
-// replica got the tag's webhook), so it is asked for once more.
-func (ff *Fetcher) tagAmong(ctx context.Context, ix Entry, names ...string) (ref, sha string, err error) {
-	for fresh := false; ; fresh = true {
-		if fresh {
-			ff.x.ForgetTags(ix.Repo)
-		}
-		tags, err := ff.x.ListTags(ctx, ix.F, ix.Repo)
-		if err != nil {
-			return "", "", err
-		}
-		for _, n := range names {
-			for _, t := range tags {
-				if t.Name == n {
-					return n, t.SHA, nil
-				}
-			}
-		}
-		if fresh {
-			return "", "", nil
-		}
-	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.repos, nil
 }
