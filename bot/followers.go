@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/commands"
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
@@ -74,7 +75,7 @@ func (b *Bot) ReportFanOut(ctx context.Context, upstream forge.Repo, pkg, sectio
 
 // UserMessage is what the people on a change or a dashboard may read of
 // err: no internals, no tokens.
-func UserMessage(err error) string { return userMessage(err) }
+func UserMessage(err error) string { return commands.UserMessage(err) }
 
 // DispatchEventType is the event a dispatched fan-out sends each follower
 // (repository_dispatch event_type; GitLab: the KPTBOT_EVENT variable).

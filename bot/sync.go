@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/check"
+	"github.com/kptbot/kptbot/commands"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/porch"
@@ -28,7 +29,7 @@ func (b *Bot) onChange(ctx context.Context, ev forge.Event, out *Outcome) error 
 		if ev.Kind == forge.EventUnapproved && ev.Sender.Login != "" {
 			// Revoking on the forge (GitLab's Revoke approval) withdraws
 			// the same person's command approval too.
-			if err := b.revokeCommandApprovals(ctx, rc, ev.Change.Number, ev.Sender.Login); err != nil {
+			if err := commands.RevokeApprovals(ctx, b.commandEnv(rc), commandBot{b, rc}, ev.Change.Number, ev.Sender.Login); err != nil {
 				return err
 			}
 		}
