@@ -95,15 +95,7 @@ func (s *Store) push(src, dst string, old *plumbing.Reference) error {
 	if old != nil {
 		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(old.Hash().String() + ":" + dst)}
 	}
-	err := s.git.Push(opts)
-	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-		return nil
-	case gitrepo.PushRejected(err):
-		return fmt.Errorf("%w: pushing %s to %s: %v", ErrConflict, dst, fetch.Redact(s.repo.URL), err)
-	default:
-		return fmt.Errorf("pushing %s to %s: %w", dst, fetch.Redact(s.repo.URL), err)
-	}
+	return gitrepo.PushError(s.git.Push(opts), ErrConflict, fmt.Sprintf("pushing %s to %s", dst, fetch.Redact(s.repo.URL)))
 }
 
 // removeRef deletes name if it still points where it did.

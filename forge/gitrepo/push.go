@@ -2,7 +2,6 @@ package gitrepo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -92,14 +91,11 @@ func PushFiles(ctx context.Context, p Push) (string, error) {
 		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
 		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(p.OldSHA + ":" + ref.String())}
 	}
-	switch err := repo.PushContext(ctx, opts); {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-		return h.String(), nil
-	case PushRejected(err):
-		return "", fmt.Errorf("%w: pushing %s to %s: %v", forge.ErrConflict, p.Branch, fetch.Redact(p.URL), err)
-	default:
-		return "", fmt.Errorf("pushing %s to %s: %w", p.Branch, fetch.Redact(p.URL), err)
+	op := fmt.Sprintf("pushing %s to %s", p.Branch, fetch.Redact(p.URL))
+	if err := PushError(repo.PushContext(ctx, opts), forge.ErrConflict, op); err != nil {
+		return "", err
 	}
+	return h.String(), nil
 }
 
 // resolveCommit turns a branch, tag (peeled) or full SHA into a commit.
@@ -187,13 +183,4 @@ func applyFiles(s storer.EncodedObjectStorer, base plumbing.Hash, files map[stri
 	}
 	sort.Slice(out, func(i, j int) bool { return sortName(out[i]) < sortName(out[j]) })
 	return writeTree(s, out)
-}
-
-// PushRejected reports a push the remote (or go-git's lease check) refused
-// because a ref was not where the pusher expected: the compare-and-swap
-// lost, which callers report as a conflict rather than a failure.
-func PushRejected(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "required to be") || strings.Contains(msg, "non-fast-forward") ||
-		strings.Contains(msg, "already exists") || strings.Contains(msg, "rejected")
 }

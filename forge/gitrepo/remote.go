@@ -154,14 +154,7 @@ func (r Remote) DeleteBranch(ctx context.Context, branch, expectedSHA string) er
 		RefSpecs:          []config.RefSpec{config.RefSpec(":" + ref.String())},
 		RequireRemoteRefs: []config.RefSpec{config.RefSpec(expectedSHA + ":" + ref.String())},
 	})
-	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-		return nil
-	case PushRejected(err):
-		return fmt.Errorf("%w: deleting %s in %s: %v", forge.ErrConflict, branch, fetch.Redact(r.URL), err)
-	default:
-		return fmt.Errorf("deleting %s in %s: %w", branch, fetch.Redact(r.URL), err)
-	}
+	return PushError(err, forge.ErrConflict, fmt.Sprintf("deleting %s in %s", branch, fetch.Redact(r.URL)))
 }
 
 // maxLog bounds a commit log: a change description lists at most this many.
