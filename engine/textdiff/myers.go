@@ -1,8 +1,8 @@
 package textdiff
 
-// This file decides which lines changed. It reproduces the choices GNU diff
-// makes, so that among the many equally short diffs of two files the same
-// one is printed:
+// This file (with confusing.go and slide.go) decides which lines changed.
+// It reproduces the choices GNU diff makes, so that among the many equally
+// short diffs of two files the same one is printed:
 //
 //  1. Lines at the start and end that are identical in both files are set
 //     aside, except for a horizon of a few lines next to the differing
@@ -10,14 +10,14 @@ package textdiff
 //  2. Lines with no counterpart in the other file (and, in their midst,
 //     lines with very many counterparts) are "confusing": they are marked
 //     changed up front and hidden from the matching step, which makes it
-//     faster and steers it away from matching on noise.
+//     faster and steers it away from matching on noise (confusing.go).
 //  3. The remaining lines are matched with Myers' O((N+M)·D) algorithm in
 //     its linear-space form (E. Myers, "An O(ND) Difference Algorithm and
 //     Its Variations", Algorithmica 1, 1986, section 4.2): a bidirectional
 //     search finds the middle of an optimal edit path, and both halves are
 //     solved recursively.
 //  4. Runs of changed lines are slid over equal neighbouring lines to a
-//     canonical position.
+//     canonical position (slide.go).
 
 // diffLines compares two line sequences and returns, for each sequence, a
 // flag per line telling whether that line is part of a change (deleted from
@@ -89,151 +89,6 @@ func diffLines(a, b []string, horizon int) (ca, cb []bool) {
 	slideRuns(xa, fa, fb)
 	slideRuns(xb, fb, fa)
 	return ca, cb
-}
-
-// confusingLines returns which lines of one file to discard before
-// matching. lines holds the file's line classes, other the number of lines
-// of each class in the other file. A line of a class absent from the other
-// file cannot match, so it is always discarded. A line of a class that is
-// very common in the other file (blank lines, closing braces) is discarded
-// only inside a long stretch of unmatchable lines, where matching it would
-// just produce noise.
-func confusingLines(lines []int32, other []int32) []bool {
-	const (
-		keep        = 0
-		discard     = 1
-		provisional = 2
-	)
-	n := len(lines)
-	many := 5 // "very common" grows slowly with the file size
-	for t := n / 64; ; many *= 2 {
-		if t >>= 2; t <= 0 {
-			break
-		}
-	}
-	marks := make([]byte, n)
-	for i, c := range lines {
-		switch other[c] {
-		case 0:
-			marks[i] = discard
-		default:
-			if int(other[c]) > many {
-				marks[i] = provisional
-			}
-		}
-	}
-
-	for i := 0; i < n; i++ {
-		switch marks[i] {
-		case keep:
-			continue
-		case provisional:
-			// Not inside a stretch of unmatchable lines.
-			marks[i] = keep
-			continue
-		}
-		// A stretch of non-kept lines starts here with an unmatchable one.
-		end, prov := i, 0
-		for end < n && marks[end] != keep {
-			if marks[end] == provisional {
-				prov++
-			}
-			end++
-		}
-		// A stretch ends with an unmatchable line too.
-		for end > i && marks[end-1] == provisional {
-			end--
-			marks[end] = keep
-			prov--
-		}
-		run := marks[i:end]
-		length := len(run)
-		if prov*4 > length {
-			// Too many common lines to be noise: keep them all.
-			for k := range run {
-				if run[k] == provisional {
-					run[k] = keep
-				}
-			}
-			continue
-		}
-
-		// Keep every sub-stretch of at least minimum consecutive common
-		// lines; minimum grows like the square root of the stretch.
-		minimum := 1
-		for t := length >> 2; ; minimum <<= 1 {
-			if t >>= 2; t <= 0 {
-				break
-			}
-		}
-		minimum++
-		consec := 0
-		for k := 0; k < length; k++ {
-			switch {
-			case run[k] != provisional:
-				consec = 0
-			case consec+1 == minimum:
-				// Long enough: go back and keep the whole sub-stretch.
-				consec++
-				k -= consec
-			case consec+1 > minimum:
-				consec++
-				run[k] = keep
-			default:
-				consec++
-			}
-		}
-
-		// Near either end of the stretch, keep common lines until three
-		// unmatchable lines in a row, or an unmatchable line at least
-		// eight lines in, show that the stretch has really begun.
-		trimEdge := func(at func(k int) *byte) {
-			consec := 0
-			for k := 0; k < length; k++ {
-				mk := at(k)
-				if k >= 8 && *mk == discard {
-					return
-				}
-				switch *mk {
-				case provisional:
-					*mk = keep
-					consec = 0
-				case keep:
-					consec = 0
-				default:
-					consec++
-				}
-				if consec == 3 {
-					return
-				}
-			}
-		}
-		trimEdge(func(k int) *byte { return &run[k] })
-		trimEdge(func(k int) *byte { return &run[length-1-k] })
-		i += length - 1
-	}
-
-	out := make([]bool, n)
-	for i, mk := range marks {
-		out[i] = mk != keep
-	}
-	return out
-}
-
-// keepLines marks the discarded lines as changed and returns the classes of
-// the others along with their indexes in lines.
-func keepLines(lines []int32, discarded, changed []bool) (kept []int32, index []int) {
-	kept = make([]int32, 0, len(lines))
-	index = make([]int, 0, len(lines))
-	for i, c := range lines {
-		if discarded[i] {
-			changed[i] = true
-			continue
-		}
-		kept = append(kept, c)
-		index = append(index, i)
-	}
-	return kept, index
 }
 
 // matcher holds the state of one Myers comparison of the sequences a and
@@ -439,113 +294,4 @@ func (m *matcher) bestEffort(x0, x1, y0, y1, flo, fhi, blo, bhi int) splitPoint 
 		return splitPoint{fx, fy, true, false}
 	}
 	return splitPoint{bx, by, false, true}
-}
-
-// slideRuns normalises the change runs of one sequence. An insertion or
-// deletion next to equal lines can often be shifted without changing the
-// diff's size: deleting the second of two identical lines is the same as
-// deleting the first. Each run is slid up and down as far as the lines
-// allow, absorbing neighbouring runs it touches; it then rests at the lowest
-// position where it lines up with a change run in the other sequence, so
-// that a replaced block shows as one change rather than two, or, if there
-// is none, at the lowest position overall.
-//
-// lines holds the line classes of the sequence, changed its change flags;
-// other are the change flags of the opposite sequence, whose unchanged lines
-// pair up in order with the unchanged lines here.
-func slideRuns(lines []int32, changed, other []bool) {
-	n, m := len(changed), len(other)
-	// skipOther advances j over changed lines of other and reports whether
-	// there were any.
-	skipOther := func(j int) (int, bool) {
-		skipped := false
-		for j < m && other[j] {
-			j++
-			skipped = true
-		}
-		return j, skipped
-	}
-	// backOther moves j back to the previous unchanged line of other.
-	backOther := func(j int) int {
-		j--
-		for j > 0 && other[j] {
-			j--
-		}
-		return j
-	}
-
-	i, j := 0, 0 // j: the partner in other of the unchanged line i
-	for {
-		// Find the next run, keeping j paired with i.
-		for i < n && !changed[i] {
-			j, _ = skipOther(j)
-			i++
-			j++
-		}
-		if i == n {
-			return
-		}
-		start := i
-		for i < n && changed[i] {
-			i++
-		}
-		end := i
-		j, _ = skipOther(j)
-		// Now j pairs with the unchanged line at end (or is m at the end),
-		// and other[j-1] tells whether a run in other ends right here.
-
-		aligned := -1 // lowest end at which the run meets a run in other
-		for {
-			length := end - start
-
-			// Slide up while the line above equals the run's last line,
-			// absorbing any run reached on the way.
-			for start > 0 && lines[start-1] == lines[end-1] {
-				start--
-				end--
-				changed[start] = true
-				changed[end] = false
-				for start > 0 && changed[start-1] {
-					start--
-				}
-				j = backOther(j)
-			}
-
-			aligned = -1
-			if j > 0 && other[j-1] {
-				aligned = end
-			}
-
-			// Slide down while the line below equals the run's first line,
-			// absorbing any run reached on the way.
-			for end < n && lines[start] == lines[end] {
-				changed[start] = false
-				changed[end] = true
-				start++
-				end++
-				for end < n && changed[end] {
-					end++
-				}
-				var skipped bool
-				j, skipped = skipOther(j + 1)
-				if skipped {
-					aligned = end
-				}
-			}
-
-			if end-start == length {
-				break
-			}
-			// The run grew by merging; it may be able to move further.
-		}
-
-		for aligned >= 0 && aligned < end {
-			start--
-			end--
-			changed[start] = true
-			changed[end] = false
-			j = backOther(j)
-		}
-		i = end
-	}
 }
