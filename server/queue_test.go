@@ -49,10 +49,16 @@ func (h *recorder) Reconcile(_ context.Context, r forge.Repo) (bot.Outcome, erro
 // startServer runs s behind an HTTP server for the test's duration.
 func startServer(t testing.TB, s *Server) string {
 	t.Helper()
+	return startRouter(t, s, s.Router())
+}
+
+// startRouter runs s, serving h (s's router, wrapped) over HTTP.
+func startRouter(t testing.TB, s *Server, h http.Handler) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { s.Run(ctx); close(stopped) }()
-	hs := httptest.NewServer(s.Router())
+	hs := httptest.NewServer(h)
 	t.Cleanup(func() { hs.Close(); cancel(); <-stopped })
 	return hs.URL
 }

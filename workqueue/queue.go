@@ -13,7 +13,12 @@
 //     work (resyncs, fan-out) is never refused and never makes Interactive
 //     work refused, since it is bounded by the set of keys itself;
 //   - Interactive items are handed out before Bulk ones, each in arrival
-//     order.
+//     order;
+//   - an Interactive item is handed out with its Interactive hints only:
+//     bulk work merged into it (a resync's Dirty, a fan-out's jobs) stays
+//     behind as the key's Bulk item, in its place by age, so a person's
+//     event never waits for the reconcile a resync asked of the same
+//     repository, and webhook work is handed out as fast as it is handled.
 package workqueue
 
 import (
@@ -57,6 +62,8 @@ type Hint struct {
 	// newer hint with the same Merge replaces the waiting one in place.
 	Merge string
 	Value any
+
+	priority Priority // the Work's that brought it
 }
 
 // Work is what Add queues for a key.
@@ -84,6 +91,9 @@ type Item struct {
 	Attempt int
 
 	elem *list.Element // in ready[Priority], nil when blocked or running
+	// split marks the bulk work left behind by an Interactive item:
+	// it goes back in line by age, not at the end.
+	split bool
 }
 
 // Options configures a Queue.
@@ -143,6 +153,37 @@ func (q *Queue) Add(w Work) (coalesced bool, err error) {
 	if q.closed {
 		return false, ErrClosed
 	}
+	coalesced, err = q.add(w)
+	if err == nil {
+		q.notify()
+	}
+	return coalesced, err
+}
+
+// AddBulk queues ws as Bulk work under one lock and one wake-up (a
+// resync marks every repository dirty this way): webhook intake, which
+// takes the same lock, waits for no per-repository lock traffic. It
+// returns how many merged into a waiting item.
+func (q *Queue) AddBulk(ws []Work) (coalesced int, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0, ErrClosed
+	}
+	for _, w := range ws {
+		w.Priority = Bulk
+		if c, _ := q.add(w); c {
+			coalesced++
+		}
+	}
+	if len(ws) > 0 {
+		q.notify()
+	}
+	return coalesced, nil
+}
+
+// add is Add without the wake-up; q.mu is held.
+func (q *Queue) add(w Work) (coalesced bool, err error) {
 	it := q.waiting[w.Key]
 	if it == nil {
 		if w.Priority == Interactive && q.inter >= q.opts.Capacity {
@@ -157,14 +198,12 @@ func (q *Queue) Add(w Work) (coalesced bool, err error) {
 		if !q.running[w.Key] {
 			it.elem = q.ready[it.Priority].PushBack(it)
 		}
-		q.notify()
 		return false, nil
 	}
 	if w.Priority > it.Priority {
 		q.raise(it, w.Priority)
 	}
 	q.merge(it, w)
-	q.notify()
 	return true, nil
 }
 
@@ -191,15 +230,37 @@ func (q *Queue) merge(it *Item, w Work) {
 	if w.Hint == nil {
 		return
 	}
-	if w.Hint.Merge != "" {
+	h := *w.Hint
+	h.priority = w.Priority
+	if h.Merge != "" {
 		for i := range it.Hints {
-			if it.Hints[i].Merge == w.Hint.Merge {
-				it.Hints[i] = *w.Hint
+			if it.Hints[i].Merge == h.Merge {
+				it.Hints[i] = h
 				return
 			}
 		}
 	}
-	it.Hints = append(it.Hints, *w.Hint)
+	it.Hints = append(it.Hints, h)
+}
+
+// splitBulk takes the bulk work out of an Interactive item that carries
+// some besides its Interactive hints: the returned item (nil when there
+// is none to split) is what stays waiting for the key.
+func splitBulk(it *Item) *Item {
+	var people, bulk []Hint
+	for _, h := range it.Hints {
+		if h.priority == Interactive {
+			people = append(people, h)
+		} else {
+			bulk = append(bulk, h)
+		}
+	}
+	if len(people) == 0 || (len(bulk) == 0 && !it.Dirty) {
+		return nil
+	}
+	rest := &Item{Key: it.Key, Priority: Bulk, Subject: it.Subject, Hints: bulk, Dirty: it.Dirty, Since: it.Since, Attempt: it.Attempt, split: true}
+	it.Hints, it.Dirty = people, false
+	return rest
 }
 
 // notify wakes everything waiting for a change; q.mu is held.
@@ -221,6 +282,9 @@ func (q *Queue) Get(ctx context.Context) (*Item, error) {
 				delete(q.waiting, it.Key)
 				if it.Priority == Interactive {
 					q.inter--
+					if rest := splitBulk(it); rest != nil {
+						q.waiting[it.Key] = rest // ready again at Done
+					}
 				}
 				q.running[it.Key] = true
 				q.notify()
@@ -252,9 +316,26 @@ func (q *Queue) Done(it *Item) {
 func (q *Queue) done(key string) {
 	delete(q.running, key)
 	if w := q.waiting[key]; w != nil && w.elem == nil {
-		w.elem = q.ready[w.Priority].PushBack(w)
+		if w.split {
+			w.elem = q.insertByAge(w)
+		} else {
+			w.elem = q.ready[w.Priority].PushBack(w)
+		}
 	}
 	q.notify()
+}
+
+// insertByAge puts w in its priority's ready list before the first item
+// queued after it (the list is in arrival order). Split-off work is old,
+// so the walk from the front is short.
+func (q *Queue) insertByAge(w *Item) *list.Element {
+	l := q.ready[w.Priority]
+	for e := l.Front(); e != nil; e = e.Next() {
+		if e.Value.(*Item).Since.After(w.Since) {
+			return l.InsertBefore(w, e)
+		}
+	}
+	return l.PushBack(w)
 }
 
 // Retry ends a handed-out item and queues its work again after delay,

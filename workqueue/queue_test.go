@@ -92,21 +92,23 @@ func TestCoalescing(t *testing.T) {
 }
 
 // TestInteractiveFirst: a webhook's item goes before bulk work queued
-// earlier, and raising a waiting bulk item moves it ahead.
+// earlier, and raising a waiting bulk item moves its webhook work ahead
+// (its resync stays in its place among the bulk work).
 func TestInteractiveFirst(t *testing.T) {
-	q := New(Options{})
+	now := time.Unix(1000, 0)
+	q := New(Options{Now: func() time.Time { now = now.Add(time.Second); return now }})
 	for i := 0; i < 5; i++ {
 		q.Add(Work{Key: fmt.Sprint("bulk", i), Dirty: true})
 	}
 	q.Add(Work{Key: "people", Priority: Interactive, Hint: hint("", "comment")})
 	q.Add(Work{Key: "bulk3", Priority: Interactive, Hint: hint("", "review")})
 	var order []string
-	for i := 0; i < 6; i++ {
+	for i := 0; i < 7; i++ {
 		it := get(t, q)
 		order = append(order, it.Key)
 		q.Done(it)
 	}
-	if got := fmt.Sprint(order); got != "[people bulk3 bulk0 bulk1 bulk2 bulk4]" {
+	if got := fmt.Sprint(order); got != "[people bulk3 bulk0 bulk1 bulk2 bulk3 bulk4]" {
 		t.Errorf("order %s", got)
 	}
 }
@@ -273,5 +275,70 @@ func TestNoKeyRunsTwiceAtOnce(t *testing.T) {
 	}
 	if handled.Load() != 8000 {
 		t.Errorf("%d hints handled, want 8000 (none lost)", handled.Load())
+	}
+}
+
+// TestInteractiveLeavesBulkBehind: a comment merged into a repository's
+// waiting resync and fan-out job is handed out alone, so it is not held
+// up by the reconcile; the bulk work stays waiting for the key (not
+// handed out while the comment runs) and goes back in line by its age,
+// ahead of bulk work queued after it.
+func TestInteractiveLeavesBulkBehind(t *testing.T) {
+	now := time.Unix(1000, 0)
+	q := New(Options{Now: func() time.Time { now = now.Add(time.Second); return now }})
+	q.Add(Work{Key: "a", Dirty: true})
+	q.Add(Work{Key: "a", Hint: hint("fanout", "job")})
+	q.Add(Work{Key: "b", Dirty: true})
+	q.Add(Work{Key: "c", Dirty: true})
+	q.Add(Work{Key: "a", Priority: Interactive, Hint: hint("", "comment")})
+	it := get(t, q)
+	if it.Key != "a" || fmt.Sprint(values(it)) != "[comment]" || it.Dirty {
+		t.Fatalf("first item %s %v dirty=%v, want a [comment] without the resync", it.Key, values(it), it.Dirty)
+	}
+	if st := q.Stats(); st.Waiting[Interactive] != 0 || st.Waiting[Bulk] != 3 {
+		t.Errorf("stats while the comment runs: %+v, want a's bulk work waiting with b and c", st)
+	}
+	other := get(t, q)
+	if other.Key != "b" {
+		t.Fatalf("while a's comment runs got %s, want b (a's bulk work must wait for it)", other.Key)
+	}
+	q.Done(other)
+	q.Done(it)
+	rest := get(t, q)
+	if rest.Key != "a" || fmt.Sprint(values(rest)) != "[job]" || !rest.Dirty || rest.Priority != Bulk {
+		t.Errorf("after the comment: %s %v dirty=%v %v, want a [job] dirty bulk, ahead of c", rest.Key, values(rest), rest.Dirty, rest.Priority)
+	}
+	q.Done(rest)
+	if last := get(t, q); last.Key != "c" {
+		t.Errorf("last %s, want c", last.Key)
+	}
+}
+
+// TestAddBulk: a batch is bulk work whatever it says, merges like Add,
+// and wakes a waiting Get.
+func TestAddBulk(t *testing.T) {
+	q := New(Options{Capacity: 1})
+	q.Add(Work{Key: "a", Priority: Interactive, Hint: hint("", "comment")})
+	got := make(chan *Item)
+	go func() { it, _ := q.Get(context.Background()); q.Done(it); it2, _ := q.Get(context.Background()); got <- it2 }()
+	time.Sleep(20 * time.Millisecond)
+	n, err := q.AddBulk([]Work{{Key: "b", Dirty: true}, {Key: "b", Dirty: true, Priority: Interactive}, {Key: "c", Dirty: true}})
+	if err != nil || n != 1 {
+		t.Fatalf("AddBulk: %d coalesced, %v; want 1, nil", n, err)
+	}
+	select {
+	case it := <-got:
+		if it.Key != "b" || !it.Dirty || it.Priority != Bulk {
+			t.Errorf("got %s dirty=%v %v, want b, dirty, bulk", it.Key, it.Dirty, it.Priority)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a waiting Get was not woken")
+	}
+	if st := q.Stats(); st.Waiting[Interactive] != 0 || st.Waiting[Bulk] != 1 {
+		t.Errorf("stats %+v, want c waiting as bulk", st)
+	}
+	q.Close()
+	if _, err := q.AddBulk([]Work{{Key: "d"}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
 	}
 }
