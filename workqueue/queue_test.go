@@ -320,7 +320,12 @@ func TestAddBulk(t *testing.T) {
 	q := New(Options{Capacity: 1})
 	q.Add(Work{Key: "a", Priority: Interactive, Hint: hint("", "comment")})
 	got := make(chan *Item)
-	go func() { it, _ := q.Get(context.Background()); q.Done(it); it2, _ := q.Get(context.Background()); got <- it2 }()
+	go func() {
+		it, _ := q.Get(context.Background())
+		q.Done(it)
+		it2, _ := q.Get(context.Background())
+		got <- it2
+	}()
 	time.Sleep(20 * time.Millisecond)
 	n, err := q.AddBulk([]Work{{Key: "b", Dirty: true}, {Key: "b", Dirty: true, Priority: Interactive}, {Key: "c", Dirty: true}})
 	if err != nil || n != 1 {
