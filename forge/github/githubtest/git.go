@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -156,5 +157,64 @@ func (f *Server) gitRoutes(route routeFunc) {
 	})
 	route("POST /repos/{owner}/{repo}/dispatches", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, _ string) {
 		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// contentRoutes serve a repository and what its refs hold through the
+// REST API: file contents, trees, tags and branches.
+func (f *Server) contentRoutes(route routeFunc) {
+	route("GET /repos/{owner}/{repo}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
+		writeJSON(w, http.StatusOK, map[string]any{"full_name": name, "name": r.PathValue("repo"), "default_branch": "main",
+			"clone_url": f.GitURL + name + ".git", "private": false})
+	})
+	route("GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		c, err := resolve(repo, r.URL.Query().Get("ref"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "No commit found for the ref " + r.URL.Query().Get("ref")})
+			return
+		}
+		file, err := c.File(r.PathValue("path"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		body, _ := file.Contents()
+		writeJSON(w, http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "size": len(body), "name": filepath.Base(file.Name),
+			"path": file.Name, "sha": file.Hash.String(), "content": base64.StdEncoding.EncodeToString([]byte(body))})
+	})
+	route("GET /repos/{owner}/{repo}/git/trees/{ref}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		c, err := resolve(repo, r.PathValue("ref"))
+		if err != nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
+		var entries []map[string]any
+		files, _ := c.Files()
+		files.ForEach(func(fl *object.File) error {
+			entries = append(entries, map[string]any{"path": fl.Name, "type": "blob", "mode": "100644", "sha": fl.Hash.String()})
+			return nil
+		})
+		writeJSON(w, http.StatusOK, map[string]any{"sha": c.TreeHash.String(), "truncated": false, "tree": entries})
+	})
+	route("GET /repos/{owner}/{repo}/tags", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		out := []map[string]any{}
+		tags, _ := repo.Tags()
+		tags.ForEach(func(rf *plumbing.Reference) error {
+			c, err := resolve(repo, rf.Name().Short())
+			if err == nil {
+				out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": c.Hash.String(), "url": "u"}, "zipball_url": "z", "tarball_url": "t", "node_id": "n"})
+			}
+			return nil
+		})
+		writeJSON(w, http.StatusOK, out)
+	})
+	route("GET /repos/{owner}/{repo}/branches", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+		out := []map[string]any{}
+		bs, _ := repo.Branches()
+		bs.ForEach(func(rf *plumbing.Reference) error {
+			out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": rf.Hash().String(), "url": "u"}, "protected": false})
+			return nil
+		})
+		writeJSON(w, http.StatusOK, out)
 	})
 }

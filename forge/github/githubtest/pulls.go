@@ -48,15 +48,9 @@ func (f *Server) prJSON(repo *git.Repository, name string, p *fakePR) map[string
 	return out
 }
 
+// pullRoutes serve pull requests: listed, opened, read, edited, their
+// reviews, and merged.
 func (f *Server) pullRoutes(route routeFunc) {
-	pr := func(w http.ResponseWriter, r *http.Request, name string) (*fakePR, bool) {
-		n, _ := strconv.Atoi(r.PathValue("n"))
-		p, ok := f.prs[name][n]
-		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
-		}
-		return p, ok
-	}
 	route("GET /repos/{owner}/{repo}/pulls", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
 		out := []map[string]any{}
 		q := r.URL.Query()
@@ -101,12 +95,12 @@ func (f *Server) pullRoutes(route routeFunc) {
 		writeJSON(w, http.StatusCreated, f.prJSON(repo, name, p))
 	})
 	route("GET /repos/{owner}/{repo}/pulls/{n}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
-		if p, ok := pr(w, r, name); ok {
+		if p, ok := f.pull(w, r, name); ok {
 			writeJSON(w, http.StatusOK, f.prJSON(repo, name, p))
 		}
 	})
 	route("PATCH /repos/{owner}/{repo}/pulls/{n}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
-		p, ok := pr(w, r, name)
+		p, ok := f.pull(w, r, name)
 		if !ok {
 			return
 		}
@@ -132,34 +126,48 @@ func (f *Server) pullRoutes(route routeFunc) {
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
-	route("PUT /repos/{owner}/{repo}/pulls/{n}/merge", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
-		p, ok := pr(w, r, name)
-		if !ok {
-			return
-		}
-		var in struct{ SHA string }
-		json.NewDecoder(r.Body).Decode(&in)
-		head, _ := repo.Reference(plumbing.NewBranchReferenceName(p.head), true)
-		if p.draft || p.state != "open" || head == nil {
-			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Pull Request is not mergeable"})
-			return
-		}
-		if in.SHA != "" && in.SHA != head.Hash().String() {
-			writeJSON(w, http.StatusConflict, map[string]string{"message": "Head branch was modified. Review and try the merge again."})
-			return
-		}
-		sha, err := f.mergeCommit(repo, p, head.Hash())
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"message": err.Error()})
-			return
-		}
-		p.state, p.merged, p.mergeSH, p.mergedHead = "closed", true, sha, head.Hash().String()
-		if f.merges == nil {
-			f.merges = map[string]int{}
-		}
-		f.merges[name]++
-		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "merged": true, "message": "Pull Request successfully merged"})
-	})
+	route("PUT /repos/{owner}/{repo}/pulls/{n}/merge", f.mergePull)
+}
+
+// pull is the pull request the path names, or a 404 written.
+func (f *Server) pull(w http.ResponseWriter, r *http.Request, name string) (*fakePR, bool) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	p, ok := f.prs[name][n]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+	}
+	return p, ok
+}
+
+// mergePull merges a pull request as GitHub does: never a draft or a
+// closed one, and only the head the caller names (409 when it moved).
+func (f *Server) mergePull(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
+	p, ok := f.pull(w, r, name)
+	if !ok {
+		return
+	}
+	var in struct{ SHA string }
+	json.NewDecoder(r.Body).Decode(&in)
+	head, _ := repo.Reference(plumbing.NewBranchReferenceName(p.head), true)
+	if p.draft || p.state != "open" || head == nil {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"message": "Pull Request is not mergeable"})
+		return
+	}
+	if in.SHA != "" && in.SHA != head.Hash().String() {
+		writeJSON(w, http.StatusConflict, map[string]string{"message": "Head branch was modified. Review and try the merge again."})
+		return
+	}
+	sha, err := f.mergeCommit(repo, p, head.Hash())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": err.Error()})
+		return
+	}
+	p.state, p.merged, p.mergeSH, p.mergedHead = "closed", true, sha, head.Hash().String()
+	if f.merges == nil {
+		f.merges = map[string]int{}
+	}
+	f.merges[name]++
+	writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "merged": true, "message": "Pull Request successfully merged"})
 }
 
 // mergeCommit records head's tree on the base branch as a merge commit.
@@ -184,4 +192,27 @@ func (f *Server) mergeCommit(repo *git.Repository, p *fakePR, head plumbing.Hash
 		return "", err
 	}
 	return h.String(), repo.Storer.SetReference(plumbing.NewHashReference(base.Name(), h))
+}
+
+// graphQLRoutes serve the one GraphQL call the adapter makes: a pull
+// request turned into a draft or marked ready for review.
+func (f *Server) graphQLRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var q struct {
+			Query     string            `json:"query"`
+			Variables map[string]string `json:"variables"`
+		}
+		json.NewDecoder(r.Body).Decode(&q)
+		n, _ := strconv.Atoi(strings.TrimPrefix(q.Variables["id"], "PR_"))
+		for _, prs := range f.prs {
+			if p, ok := prs[n]; ok {
+				p.draft = strings.Contains(q.Query, "convertPullRequestToDraft")
+				writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{}})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of '" + q.Variables["id"] + "'"}}})
+	})
 }

@@ -1,21 +1,17 @@
 package githubtest
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/internal/gitfixture"
@@ -216,82 +212,19 @@ func (f *Server) handler() http.Handler {
 			}
 		})
 	}
-	route("GET /repos/{owner}/{repo}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
-		writeJSON(w, http.StatusOK, map[string]any{"full_name": name, "name": r.PathValue("repo"), "default_branch": "main",
-			"clone_url": f.GitURL + name + ".git", "private": false})
-	})
-	route("GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
-		c, err := resolve(repo, r.URL.Query().Get("ref"))
-		if err != nil {
-			writeJSON(w, http.StatusNotFound, map[string]string{"message": "No commit found for the ref " + r.URL.Query().Get("ref")})
-			return
-		}
-		file, err := c.File(r.PathValue("path"))
-		if err != nil {
-			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
-			return
-		}
-		body, _ := file.Contents()
-		writeJSON(w, http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "size": len(body), "name": filepath.Base(file.Name),
-			"path": file.Name, "sha": file.Hash.String(), "content": base64.StdEncoding.EncodeToString([]byte(body))})
-	})
-	route("GET /repos/{owner}/{repo}/git/trees/{ref}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
-		c, err := resolve(repo, r.PathValue("ref"))
-		if err != nil {
-			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
-			return
-		}
-		var entries []map[string]any
-		files, _ := c.Files()
-		files.ForEach(func(fl *object.File) error {
-			entries = append(entries, map[string]any{"path": fl.Name, "type": "blob", "mode": "100644", "sha": fl.Hash.String()})
-			return nil
-		})
-		writeJSON(w, http.StatusOK, map[string]any{"sha": c.TreeHash.String(), "truncated": false, "tree": entries})
-	})
-	route("GET /repos/{owner}/{repo}/tags", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
-		out := []map[string]any{}
-		tags, _ := repo.Tags()
-		tags.ForEach(func(rf *plumbing.Reference) error {
-			c, err := resolve(repo, rf.Name().Short())
-			if err == nil {
-				out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": c.Hash.String(), "url": "u"}, "zipball_url": "z", "tarball_url": "t", "node_id": "n"})
-			}
-			return nil
-		})
-		writeJSON(w, http.StatusOK, out)
-	})
-	route("GET /repos/{owner}/{repo}/branches", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
-		out := []map[string]any{}
-		bs, _ := repo.Branches()
-		bs.ForEach(func(rf *plumbing.Reference) error {
-			out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": rf.Hash().String(), "url": "u"}, "protected": false})
-			return nil
-		})
-		writeJSON(w, http.StatusOK, out)
-	})
+	f.contentRoutes(route)
 	f.pullRoutes(route)
 	f.appRoutes(mux)
 	f.gitRoutes(route)
 	f.issueRoutes(route)
-	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		var q struct {
-			Query     string            `json:"query"`
-			Variables map[string]string `json:"variables"`
-		}
-		json.NewDecoder(r.Body).Decode(&q)
-		n, _ := strconv.Atoi(strings.TrimPrefix(q.Variables["id"], "PR_"))
-		for _, prs := range f.prs {
-			if p, ok := prs[n]; ok {
-				p.draft = strings.Contains(q.Query, "convertPullRequestToDraft")
-				writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{}})
-				return
-			}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of '" + q.Variables["id"] + "'"}}})
-	})
+	f.graphQLRoutes(mux)
+	f.accountRoutes(mux, route)
+	return mux
+}
+
+// accountRoutes serve who may do what: collaborators' permissions, the
+// token's user, team memberships and the installation's repositories.
+func (f *Server) accountRoutes(mux *http.ServeMux, route routeFunc) {
 	route("GET /repos/{owner}/{repo}/collaborators/{user}/permission", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
 		p, ok := f.perms[name+":"+r.PathValue("user")]
 		if !ok {
@@ -334,7 +267,6 @@ func (f *Server) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
 	})
-	return mux
 }
 
 type routeFunc func(pattern string, h func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string))
