@@ -126,94 +126,121 @@ func normalizeHot(ev forge.Event, body []byte) (forge.Event, error) {
 	if p.Repository == nil {
 		return forge.Event{}, fmt.Errorf("%w: %s event without a repository", forge.ErrBadPayload, ev.Raw)
 	}
-	ignore := func(format string, args ...any) (forge.Event, error) {
-		ev.Kind, ev.Ignored = forge.EventIgnored, fmt.Sprintf(format, args...)
-		return ev, nil
-	}
 	ev.Repo, ev.Sender, ev.InstallationID = p.Repository.repo(), p.Sender.user(), p.Installation.ID
 	switch ev.Raw {
 	case "push":
-		ev.Ref, ev.Before, ev.After = p.Ref, p.Before, p.After
-		deleted := p.Deleted || p.After == forge.ZeroSHA
-		switch {
-		case strings.HasPrefix(p.Ref, "refs/tags/") && deleted:
-			ev.Kind = forge.EventTagDeleted
-		case strings.HasPrefix(p.Ref, "refs/tags/"):
-			ev.Kind = forge.EventTagPushed
-		case strings.HasPrefix(p.Ref, "refs/heads/") && deleted:
-			ev.Kind = forge.EventBranchDeleted
-		case strings.HasPrefix(p.Ref, "refs/heads/"):
-			ev.Kind = forge.EventBranchPushed
-		default:
-			return ignore("push to %q", p.Ref)
-		}
+		return slimPush(ev, &p)
 	case "pull_request":
-		if p.PullRequest == nil {
-			return forge.Event{}, fmt.Errorf("%w: pull_request event without a pull_request", forge.ErrBadPayload)
-		}
-		ev.Change = p.PullRequest.change(*p.Repository)
-		switch p.Action {
-		case "opened":
-			ev.Kind = forge.EventChangeOpened
-		case "edited", "labeled", "unlabeled":
-			ev.Kind = forge.EventChangeEdited
-		case "synchronize":
-			ev.Kind, ev.Before, ev.After = forge.EventChangeSynchronized, p.Before, p.After
-		case "closed":
-			ev.Kind = forge.EventChangeClosed
-			if p.PullRequest.Merged {
-				ev.Kind = forge.EventChangeMerged
-			}
-		case "reopened":
-			ev.Kind = forge.EventChangeReopened
-		case "ready_for_review":
-			ev.Kind = forge.EventChangeReadyForReview
-		case "converted_to_draft":
-			ev.Kind = forge.EventChangeConvertedToDraft
-		default:
-			return ignore("pull_request action %q", p.Action)
-		}
+		return slimPullRequest(ev, &p)
 	case "pull_request_review":
-		if p.PullRequest == nil || p.Review == nil {
-			return forge.Event{}, fmt.Errorf("%w: pull_request_review event without a pull_request or review", forge.ErrBadPayload)
-		}
-		ev.Change = p.PullRequest.change(*p.Repository)
-		rv := p.Review
-		ev.Review = &forge.Review{ID: rv.ID, Reviewer: rv.User.user(), CommitSHA: rv.CommitID, Body: rv.Body}
-		switch p.Action {
-		case "submitted":
-			ev.Kind = forge.EventReviewSubmitted
-			switch strings.ToLower(rv.State) {
-			case "approved":
-				ev.Review.State = forge.ReviewApproved
-			case "changes_requested":
-				ev.Review.State = forge.ReviewChangesRequested
-			default:
-				ev.Review.State = forge.ReviewCommented
-			}
-		case "dismissed":
-			ev.Kind, ev.Review.State = forge.EventReviewDismissed, forge.ReviewDismissed
-		default:
-			return ignore("pull_request_review action %q", p.Action)
-		}
+		return slimReview(ev, &p)
 	case "issue_comment":
-		if p.Issue == nil || p.Comment == nil {
-			return forge.Event{}, fmt.Errorf("%w: issue_comment event without an issue or comment", forge.ErrBadPayload)
+		return slimComment(ev, &p)
+	}
+	return ev, nil
+}
+
+// ignored is ev acknowledged but not acted on, saying why.
+func ignored(ev forge.Event, format string, args ...any) (forge.Event, error) {
+	ev.Kind, ev.Ignored = forge.EventIgnored, fmt.Sprintf(format, args...)
+	return ev, nil
+}
+
+// slimPush normalizes a push: to a branch or tag, or its deletion.
+func slimPush(ev forge.Event, p *slimEvent) (forge.Event, error) {
+	ev.Ref, ev.Before, ev.After = p.Ref, p.Before, p.After
+	deleted := p.Deleted || p.After == forge.ZeroSHA
+	switch {
+	case strings.HasPrefix(p.Ref, "refs/tags/") && deleted:
+		ev.Kind = forge.EventTagDeleted
+	case strings.HasPrefix(p.Ref, "refs/tags/"):
+		ev.Kind = forge.EventTagPushed
+	case strings.HasPrefix(p.Ref, "refs/heads/") && deleted:
+		ev.Kind = forge.EventBranchDeleted
+	case strings.HasPrefix(p.Ref, "refs/heads/"):
+		ev.Kind = forge.EventBranchPushed
+	default:
+		return ignored(ev, "push to %q", p.Ref)
+	}
+	return ev, nil
+}
+
+// slimPullRequest normalizes a pull_request event by its action.
+func slimPullRequest(ev forge.Event, p *slimEvent) (forge.Event, error) {
+	if p.PullRequest == nil {
+		return forge.Event{}, fmt.Errorf("%w: pull_request event without a pull_request", forge.ErrBadPayload)
+	}
+	ev.Change = p.PullRequest.change(*p.Repository)
+	switch p.Action {
+	case "opened":
+		ev.Kind = forge.EventChangeOpened
+	case "edited", "labeled", "unlabeled":
+		ev.Kind = forge.EventChangeEdited
+	case "synchronize":
+		ev.Kind, ev.Before, ev.After = forge.EventChangeSynchronized, p.Before, p.After
+	case "closed":
+		ev.Kind = forge.EventChangeClosed
+		if p.PullRequest.Merged {
+			ev.Kind = forge.EventChangeMerged
 		}
-		if len(p.Issue.PullRequest) == 0 || string(p.Issue.PullRequest) == "null" {
-			return ignore("comment on issue #%d, not on a pull request", p.Issue.Number)
-		}
-		is := p.Issue
-		ev.Change = &forge.Change{Number: is.Number, Title: is.Title, State: is.State, Author: is.User.user(), URL: is.HTMLURL}
-		ev.Comment = &forge.Comment{ID: p.Comment.ID, Body: p.Comment.Body, Author: p.Comment.User.user()}
-		switch p.Action {
-		case "created":
-			ev.Kind = forge.EventCommentCreated
-		case "edited":
-			ev.Kind, ev.Comment.Edited = forge.EventCommentEdited, true
+	case "reopened":
+		ev.Kind = forge.EventChangeReopened
+	case "ready_for_review":
+		ev.Kind = forge.EventChangeReadyForReview
+	case "converted_to_draft":
+		ev.Kind = forge.EventChangeConvertedToDraft
+	default:
+		return ignored(ev, "pull_request action %q", p.Action)
+	}
+	return ev, nil
+}
+
+// slimReview normalizes a pull_request_review event: a review submitted
+// or dismissed.
+func slimReview(ev forge.Event, p *slimEvent) (forge.Event, error) {
+	if p.PullRequest == nil || p.Review == nil {
+		return forge.Event{}, fmt.Errorf("%w: pull_request_review event without a pull_request or review", forge.ErrBadPayload)
+	}
+	ev.Change = p.PullRequest.change(*p.Repository)
+	rv := p.Review
+	ev.Review = &forge.Review{ID: rv.ID, Reviewer: rv.User.user(), CommitSHA: rv.CommitID, Body: rv.Body}
+	switch p.Action {
+	case "submitted":
+		ev.Kind = forge.EventReviewSubmitted
+		switch strings.ToLower(rv.State) {
+		case "approved":
+			ev.Review.State = forge.ReviewApproved
+		case "changes_requested":
+			ev.Review.State = forge.ReviewChangesRequested
 		default:
-			return ignore("issue_comment action %q", p.Action)
+			ev.Review.State = forge.ReviewCommented
 		}
+	case "dismissed":
+		ev.Kind, ev.Review.State = forge.EventReviewDismissed, forge.ReviewDismissed
+	default:
+		return ignored(ev, "pull_request_review action %q", p.Action)
+	}
+	return ev, nil
+}
+
+// slimComment normalizes an issue_comment event: only comments on pull requests count.
+func slimComment(ev forge.Event, p *slimEvent) (forge.Event, error) {
+	if p.Issue == nil || p.Comment == nil {
+		return forge.Event{}, fmt.Errorf("%w: issue_comment event without an issue or comment", forge.ErrBadPayload)
+	}
+	if len(p.Issue.PullRequest) == 0 || string(p.Issue.PullRequest) == "null" {
+		return ignored(ev, "comment on issue #%d, not on a pull request", p.Issue.Number)
+	}
+	is := p.Issue
+	ev.Change = &forge.Change{Number: is.Number, Title: is.Title, State: is.State, Author: is.User.user(), URL: is.HTMLURL}
+	ev.Comment = &forge.Comment{ID: p.Comment.ID, Body: p.Comment.Body, Author: p.Comment.User.user()}
+	switch p.Action {
+	case "created":
+		ev.Kind = forge.EventCommentCreated
+	case "edited":
+		ev.Kind, ev.Comment.Edited = forge.EventCommentEdited, true
+	default:
+		return ignored(ev, "issue_comment action %q", p.Action)
 	}
 	return ev, nil
 }
