@@ -35,13 +35,13 @@ type ensureNameSubstring struct {
 func runEnsureNameSubstring(rl *resourcelist.List) error {
 	ens, err := ensureNameConfig(rl.FunctionConfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to load the `functionConfig`: %w", err)
 	}
 	rf := resource.NewFactory(&hasher.Hasher{})
 	rf.IncludeLocalConfigs = true
 	m, err := resmap.NewFactory(rf).NewResMapFromRNodeSlice(rl.Items)
 	if err != nil {
-		return fmt.Errorf("reading resources: %w", err)
+		return fmt.Errorf("failed to convert items to resource map: %w", err)
 	}
 	nameFields := append(specs(spec{path: "metadata/name"}), ens.AdditionalNameFields...)
 	add := func(s string) string {
@@ -88,13 +88,13 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 				f = prefix.Filter{Prefix: ens.Substring, FieldSpec: fs}
 			}
 			if err := r.ApplyFilter(f); err != nil {
-				return fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+				return fmt.Errorf("failed to transform name substring: %s %s: %w", r.GetKind(), r.GetName(), err)
 			}
 		}
 	}
 	if len(renamed) > 0 {
 		if err := fixNameReferences(m); err != nil {
-			return err
+			return fmt.Errorf("failed to fix name back reference: %w", err)
 		}
 	}
 	// depends-on names the resources it waits for; keep it pointing at them.
@@ -157,48 +157,60 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 	return nil
 }
 
+// ensureNameConfig reads the function config as the catalog's v0.2 does,
+// with its messages: the kind first, then defaults, then the substring and
+// the deprecated fieldSpecs. An unknown editMode in the custom resource is
+// refused (the catalog renames nothing then).
 func ensureNameConfig(cfg *yaml.RNode) (*ensureNameSubstring, error) {
 	ens := &ensureNameSubstring{}
-	k := resourcelist.KindOf(cfg)
 	switch {
-	case k.IsConfigMap():
+	case cfg == nil || len(cfg.YNode().Content) == 0:
+		// no config: the catalog decodes nothing and fails validation below
+	case cfg.GetApiVersion() == "v1" && cfg.GetKind() == "ConfigMap":
+		// kpt eval's empty "function-input" ConfigMap included: 0 entries
 		data, err := resourcelist.StringMap(cfg, "data")
 		if err != nil {
 			return nil, err
 		}
 		if len(data) != 1 {
-			return nil, fmt.Errorf("functionConfig: only 1 entry is allowed in the ConfigMap, but got: %d", len(data))
+			return nil, fmt.Errorf("only 1 entry is allowed in the ConfigMap, but got: %d", len(data))
 		}
 		for mode, sub := range data {
 			if mode != "prepend" && mode != "append" {
-				return nil, fmt.Errorf("functionConfig: unknown editMode: %s, only prepend and append are allowed", mode)
+				return nil, fmt.Errorf("unknown editMode: %s, only prepend and append are allowed", mode)
 			}
 			ens.EditMode, ens.Substring = mode, sub
 		}
-	case k.Kind == "EnsureNameSubstring" && (k.Group == resourcelist.FnConfigGroup || k.Group == ""):
-		// The catalog docs show the custom resource with apiVersion v1; accept both.
+	case cfg.GetKind() == "EnsureNameSubstring" && cfg.GetApiVersion() == resourcelist.FnConfigGroup+"/v1alpha1":
 		if err := cfg.YNode().Decode(ens); err != nil {
-			return nil, fmt.Errorf("functionConfig: %w", err)
-		}
-		if ens.FieldSpecs != nil && ens.AdditionalNameFields != nil {
-			return nil, errors.New("functionConfig: `fieldSpecs` has been deprecated, please rename it to `additionalNameFields`")
-		}
-		if ens.AdditionalNameFields == nil {
-			ens.AdditionalNameFields = ens.FieldSpecs
-		}
-		if ens.EditMode == "" {
-			ens.EditMode = "prepend"
-		}
-		if ens.EditMode != "prepend" && ens.EditMode != "append" {
-			return nil, fmt.Errorf("functionConfig: unknown editMode: %s, only prepend and append are allowed", ens.EditMode)
+			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("functionConfig: expected ConfigMap with prepend or append, or EnsureNameSubstring, got kind %s", k)
+		return nil, fmt.Errorf("function config must be either /v1, Kind=ConfigMap or %s/v1alpha1, Kind=EnsureNameSubstring, but we got: %s", resourcelist.FnConfigGroup, gvkString(cfg))
+	}
+	if ens.EditMode == "" {
+		ens.EditMode = "prepend"
+	}
+	if ens.AdditionalNameFields == nil && ens.FieldSpecs != nil {
+		ens.AdditionalNameFields, ens.FieldSpecs = ens.FieldSpecs, nil
 	}
 	if ens.Substring == "" {
-		return nil, errors.New("functionConfig: substring must not be empty")
+		return nil, errors.New("substring must not be empty")
+	}
+	if ens.AdditionalNameFields != nil && ens.FieldSpecs != nil {
+		return nil, errors.New("`fieldSpecs` has been deprecated, please rename it to `additionalNameFields`")
+	}
+	if ens.EditMode != "prepend" && ens.EditMode != "append" {
+		return nil, fmt.Errorf("unknown editMode: %s, only prepend and append are allowed", ens.EditMode)
 	}
 	return ens, nil
+}
+
+// gvkString writes a resource's type as apimachinery's GroupVersionKind
+// String does ("group/version, Kind=kind"), the catalog's wording.
+func gvkString(n *yaml.RNode) string {
+	g, v := splitAPIVersion(n.GetApiVersion())
+	return g + "/" + v + ", Kind=" + n.GetKind()
 }
 
 // skipRename lists the kinds whose names must not change: the catalog

@@ -20,6 +20,13 @@ const targetPathAnnotation = "config.kubernetes.io/target-path"
 // appended when there is none. Like the catalog's, it reports no results:
 // they would land in the Kptfile's render status.
 func runUpsertResource(rl *resourcelist.List) error {
+	if err := upsertResources(rl); err != nil {
+		return fmt.Errorf("failed to upsert resource: %w", err)
+	}
+	return nil
+}
+
+func upsertResources(rl *resourcelist.List) error {
 	if resourcelist.KindOf(rl.FunctionConfig).Kind == "" {
 		return errors.New("functionConfig: missing; expected the resource, or a List of resources, to upsert")
 	}
