@@ -11,6 +11,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -20,7 +21,9 @@ import (
 // catalog's: one per annotations field set, per file and index,
 // "set annotations: " and the annotations as JSON, with no severity;
 // "no annotations applied" when there was nothing to annotate. Errors carry
-// the catalog's "failed to configure function: " prefix.
+// the catalog's "failed to configure function: " prefix; two resources
+// with one identity fail the run as kustomize's resource map fails the
+// catalog's (an error result of Finish, since pieces cannot see it).
 func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 	want, extra, err := annotationsConfig(cfg)
 	if err != nil {
@@ -34,7 +37,10 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 	}
 	message := "set annotations: " + string(js)
 	apply := func(items []*yaml.RNode) (Piece, error) {
-		var p Piece
+		p := Piece{ids: make([]resid.ResId, len(items))}
+		for i, it := range items {
+			p.ids[i] = resid.NewResIdWithNamespace(resid.GvkFromNode(it), it.GetName(), it.GetNamespace())
+		}
 		set := func(it *yaml.RNode, path []string, n *yaml.Node) error {
 			if isNull(n) {
 				n.Kind, n.Tag, n.Value, n.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
@@ -64,6 +70,9 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 			index int
 			field string
 		}
+		if dup := duplicateID(pieces); dup != nil {
+			return fn.Results{{Message: "failed to run function: may not add resource with an already registered id: " + legacyIDString(*dup), Severity: fn.Error}}
+		}
 		seen := map[key]bool{}
 		var out fn.Results
 		for _, r := range findings(pieces) {
@@ -80,6 +89,55 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 		return out
 	}
 	return &Stream{apply: apply, finish: finish}, nil
+}
+
+// duplicateID finds the first resource whose identity an earlier one
+// already has, as kustomize's resource map refuses it when the catalog's
+// set-annotations loads the resources (names compared with their
+// effective namespace: none and "default" are one, cluster-scoped kinds
+// have none).
+func duplicateID(pieces []Piece) *resid.ResId {
+	type key struct {
+		gvk       resid.Gvk
+		namespace string
+		name      string
+	}
+	seen := map[key]bool{}
+	for _, p := range pieces {
+		for i, id := range p.ids {
+			k := key{id.Gvk, id.EffectiveNamespace(), id.Name}
+			if seen[k] {
+				return &p.ids[i]
+			}
+			seen[k] = true
+		}
+	}
+	return nil
+}
+
+// legacyIDString writes id as the kustomize release the catalog's
+// set-annotations is built with does ("apps_v1_Deployment|ns|name", "~G",
+// "~X" and "~N" for an empty group, namespace and name); newer kustomize
+// writes it differently.
+func legacyIDString(id resid.ResId) string {
+	g, v, k := id.Group, id.Version, id.Kind
+	if g == "" {
+		g = "~G"
+	}
+	if v == "" {
+		v = "~V"
+	}
+	if k == "" {
+		k = "~K"
+	}
+	ns, name := id.Namespace, id.Name
+	if ns == "" {
+		ns = "~X"
+	}
+	if name == "" {
+		name = "~N"
+	}
+	return g + "_" + v + "_" + k + "|" + ns + "|" + name
 }
 
 // annotationsConfig reads set-annotations' ConfigMap data or SetAnnotations

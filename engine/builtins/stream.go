@@ -14,6 +14,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -40,6 +41,10 @@ type Piece struct {
 	count   int
 	names   []string
 	objects int // resources the function acted on (set-labels)
+	// ids are the identities of the piece's resources, in order, for a
+	// function that refuses two resources with one identity (one read
+	// through kustomize's resource map, as set-annotations is).
+	ids []resid.ResId
 }
 
 // ErrNotStreamable is returned by Stream.Apply when the piece holds

@@ -123,6 +123,15 @@ func checkStream(t *testing.T, f *Function, input string) bool {
 			}
 			return false
 		}
+		if err == nil && wantErr != nil {
+			// a failure only the whole package shows (set-annotations:
+			// two resources with one identity) is Finish's error result
+			e := resourcelist.FirstError(s.Finish(pieces))
+			if e == nil || f.Name+": "+e.Message != wantErr.Error() {
+				t.Fatalf("%s split %v: Finish error %v, Process error %v", f.Name, sizes, e, wantErr)
+			}
+			continue
+		}
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%s split %v: Apply error %v, Process error %v", f.Name, sizes, err, wantErr)
 		}
