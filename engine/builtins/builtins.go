@@ -97,7 +97,7 @@ func functions() []Function {
 		// set-labels v0.2 rewrote v0.1's kustomize field specs; the
 		// current line comes first, for tags that name no version.
 		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: runSetLabelsV02, stream: streamSetLabelsV02},
-		{Name: "set-labels", Versions: []string{"v0.1"}, Description: "Add or update labels on all resources, their selectors and templates (v0.1: kustomize's commonLabels field specs).", run: streamed(streamSetLabels), stream: streamSetLabels},
+		{Name: "set-labels", Versions: []string{"v0.1"}, Description: "Add or update labels on all resources, their selectors and templates (v0.1: kustomize's commonLabels field specs).", run: streamed(streamSetLabelsV01), stream: streamSetLabelsV01},
 		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
 		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true},
 		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},

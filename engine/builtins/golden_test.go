@@ -30,7 +30,7 @@ func TestGolden(t *testing.T) {
 	for _, in := range dirs {
 		dir := filepath.Dir(in)
 		name := filepath.Base(filepath.Dir(dir))
-		seen[name] = true
+		seen[functionOf(name)] = true
 		t.Run(name+"/"+filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			runGolden(t, name, dir)
@@ -43,8 +43,19 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// functionOf is the function a testdata directory is for: its name, or
+// for "set-labels@v0.1" a version line of it.
+func functionOf(dir string) string {
+	name, _, _ := strings.Cut(dir, "@")
+	return name
+}
+
+// imageOf is the image a testdata directory's cases run: "set-labels@v0.1"
+// is set-labels:v0.1.
+func imageOf(dir string) string { return strings.Replace(dir, "@", ":", 1) }
+
 func runGolden(t *testing.T, name, dir string) {
-	f, ok := Lookup(name)
+	f, ok := Lookup(imageOf(name))
 	if !ok {
 		t.Fatalf("Lookup(%q) found nothing", name)
 	}
@@ -85,7 +96,7 @@ func runGolden(t *testing.T, name, dir string) {
 		t.Errorf("expected error %q, got none", strings.TrimSpace(string(wantErr)))
 	case runErr.Error() != strings.TrimSpace(string(wantErr)):
 		t.Errorf("error = %q, want %q", runErr.Error(), strings.TrimSpace(string(wantErr)))
-	case !strings.HasPrefix(runErr.Error(), name+": "):
+	case !strings.HasPrefix(runErr.Error(), functionOf(name)+": "):
 		t.Errorf("error %q does not name the function", runErr)
 	}
 	if runErr != nil && !strings.Contains(out.String(), "severity: error") {

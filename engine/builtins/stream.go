@@ -12,7 +12,6 @@ import (
 	"github.com/kptdev/krm-functions-catalog/functions/go/apply-setters/applysetters"
 	setnamespace "github.com/kptdev/krm-functions-catalog/functions/go/set-namespace/transformer"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -191,46 +190,6 @@ func counting(apply func(items []*yaml.RNode) (int, error), summary func(n int) 
 		},
 		finish: func(pieces []Piece) fn.Results { return fn.Results{summary(total(pieces))} },
 	}
-}
-
-// streamSetLabels is set-labels: the labels go into metadata.labels of
-// every resource except package-local config, and into the selectors and
-// templates kustomize's commonLabels field specs name, so selectors keep
-// matching their pods.
-func streamSetLabels(cfg *yaml.RNode) (*Stream, error) {
-	k := resourcelist.KindOf(cfg)
-	var (
-		want  map[string]string
-		extra types.FsSlice
-		err   error
-	)
-	switch {
-	case k.IsConfigMap():
-		want, err = resourcelist.StringMap(cfg, "data")
-	case k.Is("SetLabels"):
-		if want, err = resourcelist.StringMap(cfg, "labels"); err == nil {
-			extra, err = decodeFieldSpecs(cfg, "additionalLabelFields")
-		}
-	default:
-		return nil, fmt.Errorf("functionConfig: expected ConfigMap data or SetLabels labels, got kind %s", k)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(want) == 0 {
-		return constant(fn.Results{{Message: "no `labels` arguments are given in FunctionConfig", Severity: fn.Warning}}), nil
-	}
-	return settingEntries(append(labelFieldSpecs(), extra...), want, true, "labels"), nil
-}
-
-// settingEntries is the Stream of set-labels and set-annotations: the
-// entries of want set in every map the field specs locate, counted.
-func settingEntries(specs types.FsSlice, want map[string]string, skipLocal bool, noun string) *Stream {
-	return counting(
-		func(items []*yaml.RNode) (int, error) { return setMapEntries(items, specs, want, skipLocal) },
-		func(n int) *fn.Result {
-			return &fn.Result{Message: fmt.Sprintf("set %d %s in total", n, noun), Severity: fn.Info}
-		})
 }
 
 // streamSearchReplace is search-replace; each piece matches and counts

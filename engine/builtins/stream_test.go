@@ -30,7 +30,7 @@ func TestStreamMatchesProcess(t *testing.T) {
 	var streamed atomic.Int32
 	for _, in := range inputs {
 		name := filepath.Base(filepath.Dir(filepath.Dir(in)))
-		f, ok := Lookup(name)
+		f, ok := Lookup(imageOf(name))
 		if !ok {
 			t.Fatalf("Lookup(%q) found nothing", name)
 		}
