@@ -49,6 +49,18 @@ type Function struct {
 	ctx context.Context
 	// maxSteps bounds a starlark script (see WithStepLimit).
 	maxSteps uint64
+	// stderr receives the function's standard error (see WithStderr).
+	stderr io.Writer
+}
+
+// WithStderr returns a copy of f that writes what the catalog function
+// would write to its standard error (a starlark script's print) to w,
+// which kpt shows after the function's results and records as the
+// step's stderr. Without it that output is dropped.
+func (f *Function) WithStderr(w io.Writer) *Function {
+	c := *f
+	c.stderr = w
+	return &c
 }
 
 // WithStepLimit returns a copy of f whose starlark scripts may run at most
@@ -204,7 +216,7 @@ func (f *Function) Run(r io.Reader, w io.Writer) error {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
 	parsed := len(rl.Items)
-	rl.Ctx, rl.MaxSteps = f.ctx, f.maxSteps
+	rl.Ctx, rl.MaxSteps, rl.Stderr = f.ctx, f.maxSteps, f.stderr
 	runErr := f.safeRun(rl)
 	if rl.Partial() && len(rl.Items) != parsed {
 		return fmt.Errorf("%s: internal error: function changed the number of items it was given", f.Name)
@@ -235,7 +247,7 @@ func (f *Function) Process(items []*yaml.RNode, functionConfig *yaml.RNode) ([]*
 	if f == nil || f.run == nil {
 		return nil, nil, fmt.Errorf("builtins: function is not runnable; use Lookup or All")
 	}
-	rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: items, FunctionConfig: functionConfig, Ctx: f.ctx, MaxSteps: f.maxSteps}
+	rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: items, FunctionConfig: functionConfig, Ctx: f.ctx, MaxSteps: f.maxSteps, Stderr: f.stderr}
 	runErr := f.safeRun(rl)
 	if runErr == nil {
 		if e := resourcelist.FirstError(rl.Results); e != nil {

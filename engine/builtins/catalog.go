@@ -25,7 +25,7 @@ func runStarlark(rl *resourcelist.List) error {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		return resourcelist.RunSDK(rl, func(frl *fn.ResourceList) (bool, error) { return starlarkfn.Process(ctx, rl.MaxSteps, frl) })
+		return resourcelist.RunSDK(rl, func(frl *fn.ResourceList) (bool, error) { return starlarkfn.Process(ctx, rl.MaxSteps, rl.Stderr, frl) })
 	})
 }
 

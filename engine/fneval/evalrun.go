@@ -98,7 +98,7 @@ func (r *evalRun) pickRunner(ctx context.Context) error {
 	}
 	r.name = image
 	if b, ok := builtins.Lookup(image); ok && !o.Container.requested() {
-		r.run = b.Run
+		r.run = b.WithStderr(&stderr).Run
 		return nil
 	}
 	engine := render.Runtime{Runtimes: o.Runtimes}.ContainerEngine()

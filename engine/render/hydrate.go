@@ -268,8 +268,17 @@ func (h *hydrator) run(ctx context.Context, dir string, f kptfilev1.Function, in
 		return nil, err
 	}
 	return h.step(dir, f, input, mutator, func(selected []*yaml.RNode) ([]*yaml.RNode, error) {
-		output, results, runErr := b.WithContext(ctx).WithStepLimit(h.maxSteps).Process(selected, config)
+		var stderr strings.Builder
+		output, results, runErr := b.WithContext(ctx).WithStepLimit(h.maxSteps).WithStderr(&stderr).Process(selected, config)
+		if runErr != nil {
+			// kpt checks a failed function's output (the items it
+			// echoes) before its error, recording no result then
+			if err := EnforcePathInvariants(output); err != nil {
+				return nil, err
+			}
+		}
 		res := functionResult(image, results)
+		res.Stderr = stderr.String()
 		if runErr != nil {
 			res.ExitCode = 1
 		}

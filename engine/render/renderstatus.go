@@ -129,9 +129,10 @@ func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, 
 // stepResult is kpt's record of a function that ran.
 func stepResult(f kptfilev1.Function, r fnresult.Result) kptpkg.PipelineStepResult {
 	step := kptpkg.PipelineStepResult{Name: f.Name, Image: withDefaultTag(r.Image), ExecPath: r.ExecPath, Stderr: r.Stderr, ExitCode: r.ExitCode}
-	if _, builtin := builtins.Lookup(r.Image); builtin && r.ExitCode != 0 && r.Stderr == "" {
-		// what the catalog function's container writes when it fails
-		step.Stderr = "failed to evaluate function: error: function failure"
+	if _, builtin := builtins.Lookup(r.Image); builtin && r.ExitCode != 0 {
+		// what the catalog function's container writes when it fails,
+		// after what the function printed
+		step.Stderr = r.Stderr + "failed to evaluate function: error: function failure"
 	}
 	for _, ri := range r.Results {
 		if ri == nil {
@@ -179,7 +180,9 @@ func unstartedStep(ctx context.Context, plan []plannedStep, k int, opts RenderOp
 			break // validators are prepared one at a time
 		}
 	}
-	if !cannotStart && !strings.HasPrefix(msg, "input resource list must contain only KRM resources") {
+	// kpt's runner checks the input, and a failed function's output, before
+	// it records the function's result
+	if !cannotStart && !strings.HasPrefix(msg, "input resource list must contain only KRM resources") && !strings.HasPrefix(msg, "resource at path ") {
 		return plannedStep{}, kptpkg.PipelineStepResult{}, false
 	}
 	f := plan[at].fn

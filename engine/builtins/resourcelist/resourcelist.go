@@ -34,6 +34,9 @@ type List struct {
 	Ctx context.Context
 	// MaxSteps bounds a starlark script; 0 for the default.
 	MaxSteps uint64
+	// Stderr receives what the function writes to its standard error (a
+	// starlark script's print); nil discards it.
+	Stderr io.Writer
 
 	// originals remembers each input item's wire bytes and fingerprint, so an
 	// item the function did not touch is written back byte for byte instead of

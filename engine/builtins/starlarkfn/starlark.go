@@ -7,6 +7,7 @@ package starlarkfn
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/kptdev/krm-functions-catalog/functions/go/starlark/krmfn"
 	catalog "github.com/kptdev/krm-functions-catalog/functions/go/starlark/starlark"
@@ -57,14 +58,16 @@ const (
 var starlarkOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 
 // Process is the catalog's starlark Process (config, errors as a
-// single error result) with the script run by runStarlarkScript.
-func Process(ctx context.Context, maxSteps uint64, rl *fn.ResourceList) (bool, error) {
+// single error result) with the script run by runStarlarkScript. What the
+// script prints goes to stderr, one line per print as the catalog's
+// container writes it to its standard error (nil discards it).
+func Process(ctx context.Context, maxSteps uint64, stderr io.Writer, rl *fn.ResourceList) (bool, error) {
 	err := func() error {
 		sr := &catalog.StarlarkRun{}
 		if err := sr.Config(rl.FunctionConfig); err != nil {
 			return err
 		}
-		return transformStarlark(ctx, sr, rl, maxSteps)
+		return transformStarlark(ctx, sr, rl, maxSteps, stderr)
 	}()
 	if err != nil {
 		rl.Results = []*fn.Result{{Message: err.Error(), Severity: fn.Error}}
@@ -76,7 +79,7 @@ func Process(ctx context.Context, maxSteps uint64, rl *fn.ResourceList) (bool, e
 // transformStarlark is the catalog's StarlarkRun.Transform and
 // SimpleFilter.Filter: the items and the function config wrapped in a
 // ResourceList, converted to Starlark values, run, and converted back.
-func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.ResourceList, maxSteps uint64) error {
+func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.ResourceList, maxSteps uint64, stderr io.Writer) error {
 	fc, err := yaml.Parse(rl.FunctionConfig.String())
 	if err != nil {
 		return err
@@ -104,7 +107,7 @@ func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.Reso
 	if maxSteps == 0 {
 		maxSteps = uint64(BaseSteps + StepsPerResource*len(nodes))
 	}
-	if err := runStarlarkScript(ctx, sr.Name, sr.Source, value, maxSteps); err != nil {
+	if err := runStarlarkScript(ctx, sr.Name, sr.Source, value, maxSteps, stderr); err != nil {
 		return err
 	}
 	out, err := util.Unmarshal(value)
@@ -142,8 +145,13 @@ func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.Reso
 // runStarlarkScript runs program with the catalog's predeclared ctx (the
 // resource list, the OpenAPI schema, an environment) on a thread bounded
 // by maxSteps, MaxCallDepth and ctx.
-func runStarlarkScript(ctx context.Context, name, program string, resourceList starlark.Value, maxSteps uint64) error {
-	thread := &starlark.Thread{Name: name, Load: loadStarlarkModule}
+func runStarlarkScript(ctx context.Context, name, program string, resourceList starlark.Value, maxSteps uint64, stderr io.Writer) error {
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	// print() would otherwise write to this process's own stderr: into a
+	// server's log, interleaved across concurrent renders.
+	thread := &starlark.Thread{Name: name, Load: loadStarlarkModule, Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(stderr, msg) }}
 	thread.SetMaxExecutionSteps(starlarkCheckEvery)
 	thread.OnMaxSteps = func(t *starlark.Thread) {
 		switch {
