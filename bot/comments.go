@@ -39,7 +39,8 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 
 // commandEnv is repository rc as the commands see it.
 func (b *Bot) commandEnv(rc *repoCtx) commands.Env {
-	return commands.Env{Name: b.opts.Name, Login: b.login(rc.repo.Forge), DryRun: b.opts.DryRun, Forge: rc.f, Repo: rc.repo, Rules: rules(rc)}
+	return commands.Env{Name: b.opts.Name, Login: b.login(rc.repo.Forge), DryRun: b.opts.DryRun, Forge: rc.f, Repo: rc.repo,
+		Directory: rc.spec.Directory, Rules: rules(rc)}
 }
 
 // commandBot is the bot as the commands see it, on repository rc.
@@ -72,15 +73,22 @@ func (c commandBot) MayApprove(ctx context.Context, login string) (bool, error) 
 }
 
 func (c commandBot) ProposeDeletion(ctx context.Context, pkg, requester string) (string, error) {
-	return c.b.proposeDeletionFor(ctx, c.rc, pkg, requester)
+	msg, ch, err := commands.ProposeDeletion(ctx, c.b.commandEnv(c.rc), c, pkg, requester)
+	if ch != nil {
+		c.rc.out.Opened = append(c.rc.out.Opened, ChangeRef{Repo: c.rc.repo.FullName, Number: ch.Number, Package: pkg, Title: ch.Title, URL: ch.URL})
+	}
+	return msg, err
 }
 
-func (c commandBot) UpdateVariant(ctx context.Context, ch forge.Change, m BodyMarker, requester string, recreate bool, rev string) (string, error) {
-	if err := c.b.addRequester(ctx, c.rc, ch, requester); err != nil {
-		return "", err
-	}
+func (c commandBot) UpdateVariant(ctx context.Context, ch forge.Change, m BodyMarker, recreate bool, rev string) (string, error) {
 	if recreate {
 		return c.b.recreate(ctx, c.rc, ch, m)
 	}
 	return c.b.updateOnto(ctx, c.rc, ch, m, rev)
+}
+
+// proposeDeletion opens (once) the change that deletes a package the bot
+// decided to delete itself (commands.ProposeDeletion).
+func (b *Bot) proposeDeletion(ctx context.Context, rc *repoCtx, pkg string) (string, error) {
+	return commandBot{b, rc}.ProposeDeletion(ctx, pkg, "")
 }

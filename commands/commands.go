@@ -32,14 +32,14 @@ type Bot interface {
 	// MayApprove says whether login is an approver of the repository
 	// (kptbot.yaml spec.approvals).
 	MayApprove(ctx context.Context, login string) (bool, error)
-	// ProposeDeletion opens (once) the change deleting package pkg, asked
-	// for by requester; the text is the reply.
+	// ProposeDeletion is the package function ProposeDeletion on this
+	// repository, with the change it opens recorded in the bot's outcome.
 	ProposeDeletion(ctx context.Context, pkg, requester string) (string, error)
-	// UpdateVariant brings update change ch (m is its marker) up to date
-	// at requester's request: rebuilt from scratch when recreate, else
-	// upstream revision rev ("" for the latest) merged onto the branch as
-	// it is. The text is the reply.
-	UpdateVariant(ctx context.Context, ch forge.Change, m review.BodyMarker, requester string, recreate bool, rev string) (string, error)
+	// UpdateVariant brings update change ch (m is its marker) up to date:
+	// rebuilt from scratch when recreate, else upstream revision rev (""
+	// for the latest) merged onto the branch as it is. The text is the
+	// reply.
+	UpdateVariant(ctx context.Context, ch forge.Change, m review.BodyMarker, recreate bool, rev string) (string, error)
 }
 
 // Env is where the commands run: the bot's names and the repository the
@@ -52,7 +52,10 @@ type Env struct {
 	DryRun bool
 	Forge  forge.Forge
 	Repo   forge.Repo
-	Rules  review.Rules
+	// Directory is where the repository's packages live (kptbot.yaml
+	// spec.directory).
+	Directory string
+	Rules     review.Rules
 }
 
 // Answer runs commands cmds of comment cm on change number, in order, and
@@ -174,7 +177,10 @@ func (a answer) run(ctx context.Context, number int, cm forge.Comment, c review.
 		}
 		// The bot will write content on who's request: who counts as an
 		// author of what follows.
-		return a.bot.UpdateVariant(ctx, ch, m, who.Login, c.Verb == review.VerbRecreate, rev)
+		if err := addRequester(ctx, a.bot, ch, who.Login); err != nil {
+			return "", err
+		}
+		return a.bot.UpdateVariant(ctx, ch, m, c.Verb == review.VerbRecreate, rev)
 	}
 	return "", fmt.Errorf("command %q has no handler", c.Verb)
 }
