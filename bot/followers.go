@@ -9,7 +9,6 @@ import (
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/ratelimit"
-	"github.com/kptbot/kptbot/index"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -49,7 +48,7 @@ func (b *Bot) UpdateFollower(ctx context.Context, upstream forge.Repo, pkg strin
 	}
 	follows := func(pv config.PackageVariant) bool {
 		up := pv.Spec.Upstream
-		return up != nil && index.SameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
+		return up != nil && b.index.RefersTo(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg
 	}
 	var acts []VariantAction
 	err := b.withRepo(ctx, follower, &out, func(rc *repoCtx) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kptbot/kptbot/config"
@@ -22,6 +23,7 @@ import (
 type Fetcher struct {
 	x     *Index
 	repos []Entry
+	bound bindings
 	// down is the repository the fetched packages are for: only what its
 	// readers may read is fetched through the bot's forges.
 	down forge.Repo
@@ -32,7 +34,7 @@ type Fetcher struct {
 // Fetcher is the Fetcher for the packages of down (on forge f): the
 // indexed repositories and down itself.
 func (x *Index) Fetcher(ctx context.Context, f forge.Forge, down forge.Repo) (*Fetcher, error) {
-	repos, err := x.Snapshot(ctx)
+	repos, bound, err := x.view(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -40,14 +42,14 @@ func (x *Index) Fetcher(ctx context.Context, f forge.Forge, down forge.Repo) (*F
 	if err != nil {
 		return nil, err
 	}
-	return &Fetcher{x: x, repos: append(repos, Entry{F: f, Repo: down}), down: down, other: other}, nil
+	return &Fetcher{x: x, repos: append(slices.Clip(repos), Entry{F: f, Repo: down}), bound: bound, down: down, other: other}, nil
 }
 
 // Lookup is the repository on the bot's forges an upstream reference
-// names.
+// means (names.go: a renamed upstream under its old name too).
 func (ff *Fetcher) Lookup(ref string) (Entry, bool) {
 	for _, ix := range ff.repos {
-		if SameUpstream(ref, ix.Repo) {
+		if ff.bound.refersTo(ref, ix.Repo) {
 			return ix, true
 		}
 	}

@@ -10,23 +10,27 @@ import (
 )
 
 // Followers returns the repositories with a variant following pkg of
-// upstream (by owner/name on the same forge, or by clone URL) that may
+// upstream (by owner/name on the same forge, or by clone URL, as
+// names.go resolves them: a renamed upstream keeps its followers) that may
 // read it: one that may not is told so when it reconciles, and is not
 // worked on (nor dispatched to) when the upstream publishes.
 func (x *Index) Followers(ctx context.Context, upstream forge.Repo, pkg string) ([]forge.Repo, error) {
-	repos, err := x.Snapshot(ctx)
+	repos, bound, err := x.view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	up, known := Entry{Repo: upstream}, false
+	src, known := Entry{Repo: upstream}, false
 	for _, ix := range repos {
 		if sameRepo(ix.Repo, upstream) {
-			up, known = ix, true
+			src, known = ix, true
 		}
+	}
+	if src.Repo.ID == 0 {
+		src.Repo.ID = upstream.ID // not indexed yet: the event's id
 	}
 	var out []forge.Repo
 	for _, ix := range repos {
-		if known && up.ReadableBy(ix.Repo) != nil {
+		if known && src.ReadableBy(ix.Repo) != nil {
 			continue
 		}
 		cfg := ix.Cfg
@@ -38,7 +42,7 @@ func (x *Index) Followers(ctx context.Context, upstream forge.Repo, pkg string) 
 			return nil, err
 		}
 		for _, pv := range vs {
-			if up := pv.Spec.Upstream; up != nil && SameUpstream(up.Repo, upstream) && strings.Trim(up.Package, "/") == pkg {
+			if up := pv.Spec.Upstream; up != nil && bound.refersTo(up.Repo, src.Repo) && strings.Trim(up.Package, "/") == pkg {
 				out = append(out, ix.Repo)
 				break
 			}

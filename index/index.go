@@ -52,10 +52,14 @@ func (x *Index) Refresh(ctx context.Context) error {
 		}
 		all = append(all, x.readIndexed(ctx, n, repos)...)
 	}
-	ups := x.setUpstreams(ctx, all)
+	x.mu.Lock()
+	bound := x.bound.bind(all, false)
+	x.mu.Unlock()
+	ups := x.setUpstreams(ctx, all, bound)
 	gen, probs := expandSets(all, ups)
 	x.mu.Lock()
 	x.repos, x.built, x.generated, x.problems = all, time.Now(), gen, probs
+	x.bound = bound
 	x.upstreams = ups
 	x.mu.Unlock()
 	return nil
@@ -146,6 +150,7 @@ func (x *Index) replace(r forge.Repo, entry *Entry) {
 		repos = append(repos, *entry)
 	}
 	x.repos = repos
+	x.bound = x.bound.bind(repos, true)
 	x.generated, x.problems = expandSets(repos, x.upstreams)
 }
 
@@ -178,6 +183,9 @@ type Index struct {
 	// upstreams are the sets' CEL variable upstream (setKey → object),
 	// read at each full rebuild.
 	upstreams map[string]config.Object
+	// bound is which repository each name the index has seen means
+	// (names.go).
+	bound bindings
 	// rebuild makes concurrent full rebuilds one (see Refresh).
 	rebuild sync.Mutex
 	// tags: see tags.go.
@@ -214,6 +222,17 @@ func (x *Index) Forget() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.repos = nil
+}
+
+// view is Snapshot with the names' bindings of the same moment.
+func (x *Index) view(ctx context.Context) ([]Entry, bindings, error) {
+	repos, err := x.Snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return repos, x.bound, nil
 }
 
 // Snapshot is every indexed repository, rebuilt first when older than

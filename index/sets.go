@@ -78,14 +78,14 @@ func setKey(ix Entry, set config.PackageVariantSet) string {
 // Kptfile's labels and annotations at the revision the set follows. Only
 // upstreams on the bot's forges that the set's repository may read are
 // read; the others (and any failure) give the name alone.
-func (x *Index) setUpstreams(ctx context.Context, repos []Entry) map[string]config.Object {
+func (x *Index) setUpstreams(ctx context.Context, repos []Entry, bound bindings) map[string]config.Object {
 	out := map[string]config.Object{}
 	for _, ix := range repos {
 		if ix.Cfg == nil {
 			continue
 		}
 		for _, set := range ix.Cfg.Sets {
-			if obj, ok := x.setUpstream(ctx, repos, ix, set.Spec.Upstream); ok {
+			if obj, ok := x.setUpstream(ctx, repos, bound, ix, set.Spec.Upstream); ok {
 				out[setKey(ix, set)] = obj
 			}
 		}
@@ -93,8 +93,8 @@ func (x *Index) setUpstreams(ctx context.Context, repos []Entry) map[string]conf
 	return out
 }
 
-func (x *Index) setUpstream(ctx context.Context, repos []Entry, set Entry, up *config.Upstream) (config.Object, bool) {
-	i := slices.IndexFunc(repos, func(r Entry) bool { return r.Repo.Forge == set.Repo.Forge && SameUpstream(up.Repo, r.Repo) })
+func (x *Index) setUpstream(ctx context.Context, repos []Entry, bound bindings, set Entry, up *config.Upstream) (config.Object, bool) {
+	i := slices.IndexFunc(repos, func(r Entry) bool { return r.Repo.Forge == set.Repo.Forge && bound.refersTo(up.Repo, r.Repo) })
 	if i < 0 || repos[i].ReadableBy(set.Repo) != nil {
 		return config.Object{}, false
 	}

@@ -96,7 +96,7 @@ func Normalize(hook, delivery string, body []byte) (forge.Event, error) {
 	case gl.EventConfidentialNote:
 		return ignored(ev, body, "confidential or internal note: kptbot never answers in public what was said in private")
 	case eventSystem:
-		return ignored(ev, body, "system hooks are not handled: configure a project or group webhook")
+		return systemHook(ev, body)
 	case gl.EventTypePipeline, gl.EventTypeJob, gl.EventTypeBuild, gl.EventTypeRelease,
 		gl.EventTypeIssue, gl.EventConfidentialIssue, gl.EventTypeWikiPage, gl.EventTypeDeployment,
 		gl.EventTypeMember, gl.EventTypeSubGroup, gl.EventTypeFeatureFlag,

@@ -502,7 +502,7 @@ func webhookCases() []webhookCase {
 		{name: "job", hook: "Job Hook", body: file("job.json"), want: ignoredEvent("Job Hook"), ignoredHas: "Job Hook"},
 		{name: "release", hook: "Release Hook", body: file("release.json"), want: ignoredEvent("Release Hook"), ignoredHas: "Release Hook"},
 		{name: "emoji on a merge request", hook: "Emoji Hook", body: file("emoji_merge_request.json"), want: ignoredEvent("Emoji Hook"), ignoredHas: "Emoji Hook"},
-		{name: "system hook", hook: "System Hook", body: file("push.json"), want: ignoredEvent("System Hook"), ignoredHas: "system hooks"},
+		{name: "system hook of a push", hook: "System Hook", body: file("push.json"), want: ignoredEvent("System Hook"), ignoredHas: "system hook"},
 		{name: "unknown event", hook: "Teleport Hook", body: file("push.json"), want: ignoredEvent("Teleport Hook"), ignoredHas: `unknown GitLab event "Teleport Hook"`},
 	}
 }

@@ -83,6 +83,27 @@ func (f *Server) Seed(r forge.Repo, branch string, files map[string][]byte) stri
 	return sha
 }
 
+// Rename moves project r to path to, as renaming it or transferring it
+// to another namespace does on GitLab: its id, merge requests and history
+// stay; the old path names nothing until a project is created there.
+func (f *Server) Rename(r forge.Repo, to string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.project(r)
+	if _, taken := f.projects[to]; taken {
+		f.t.Fatalf("fake GitLab: %q is taken", to)
+	}
+	if err := os.MkdirAll(filepath.Dir(f.bare(to)), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Rename(f.bare(p.path), f.bare(to)); err != nil {
+		f.t.Fatal(err)
+	}
+	delete(f.projects, p.path)
+	p.path = to
+	f.projects[to] = p
+}
+
 // SetPrivate makes project r private, or public, as forgetest.Contract
 // sets visibility on every forge.
 func (f *Server) SetPrivate(r forge.Repo, private bool) {
