@@ -298,7 +298,7 @@ func addMergeComments(dir string) error {
 			return err
 		}
 		for _, n := range nodes {
-			if err := attribute(n, "pkg"); err != nil {
+			if err := kptpkg.Attribute(n, "pkg"); err != nil {
 				return err
 			}
 		}

@@ -254,7 +254,7 @@ func withoutBlueprintAnnotation(b []byte) (string, error) {
 	var out bytes.Buffer
 	err := kio.Pipeline{
 		Inputs:  []kio.Reader{&kio.ByteReader{Reader: bytes.NewReader(b)}},
-		Filters: []kio.Filter{kio.FilterAll(yaml.AnnotationClearer{Key: cnrmBlueprintAnnotation})},
+		Filters: []kio.Filter{kio.FilterAll(yaml.AnnotationClearer{Key: kptpkg.CNRMBlueprintAnnotation})},
 		Outputs: []kio.Writer{kio.ByteWriter{Writer: &out}},
 	}.Execute()
 	return out.String(), err

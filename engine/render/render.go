@@ -13,10 +13,7 @@ import (
 
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"github.com/kptdev/kpt/pkg/fn"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
-	"github.com/kptdev/kpt/pkg/lib/kptops"
-	"github.com/kptdev/kpt/pkg/lib/runneroptions"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -26,7 +23,13 @@ import (
 )
 
 // DefaultImagePrefix is prepended to unqualified function images, as kpt.
-const DefaultImagePrefix = runneroptions.GHCRImagePrefix
+const DefaultImagePrefix = "ghcr.io/kptdev/krm-functions-catalog/"
+
+// KptRenderer renders the package at root of fsys with kpt's own renderer
+// when RenderOptions.KptOnly asks for it. Only tests set it (to kpt's
+// kptops, which links client-go and kubectl: the binary must not), to hold
+// kptbot's hydrator to kpt's output.
+var KptRenderer func(ctx context.Context, fsys filesys.FileSystem, root string, opts RenderOptions) (*fnresult.ResultList, error)
 
 // Condition values kpt records after a render.
 const (
@@ -51,7 +54,8 @@ type RenderOptions struct {
 	// Dir/Kptfile (Render sets it to the package's directory).
 	Dir string
 
-	// KptOnly skips the in-process hydrator (tests compare the two).
+	// KptOnly renders with KptRenderer instead of kptbot's hydrator
+	// (tests compare the two).
 	KptOnly bool
 	// WholeList skips the streamed render (tests compare the two).
 	WholeList bool
@@ -69,10 +73,10 @@ type RenderResult struct {
 }
 
 // RenderTree hydrates a package held in memory: subpackages first, then
-// the package's mutators and validators, exactly as `kpt fn render`. A
-// pipeline of built-ins runs in kptbot's in-process hydrator (see hydrator);
-// anything else runs in kpt's own renderer, fed by kptbot's function
-// runtimes. The input tree is not modified.
+// the package's mutators and validators, exactly as `kpt fn render`, in
+// kptbot's hydrator (built-ins in process, exec and container functions
+// as processes; see hydrator), streamed file by file when the pipelines
+// allow. The input tree is not modified.
 func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*RenderResult, error) {
 	if _, ok := in[kptpkg.KptfileName]; !ok {
 		return nil, fmt.Errorf("no Kptfile at the package root: not a kpt package")
@@ -97,23 +101,19 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 		return nil, err
 	}
 	var results *fnresult.ResultList
-	fast := false
-	if !opts.KptOnly {
-		results, fast, err = fastRender(ctx, fsys, root, in, opts)
-		if fast && err != nil {
+	if opts.KptOnly {
+		if KptRenderer == nil {
+			return nil, errors.New("RenderOptions.KptOnly: no KptRenderer (tests install kpt's)")
+		}
+		results, err = KptRenderer(ctx, fsys, root, opts)
+	} else {
+		results, err = fastRender(ctx, fsys, root, in, opts)
+		var rootRead *pkgReadError
+		if errors.As(err, &rootRead) {
+			err = fmt.Errorf("fn.render: pkg .:\n\tpkg.read: %w", rootRead.err)
+		} else if err != nil {
 			err = fmt.Errorf("fn.render: pkg .:\n\tpkg.render:\n\t%w", err)
 		}
-	}
-	if !fast {
-		prefix := opts.ImagePrefix
-		if prefix == "" {
-			prefix = DefaultImagePrefix
-		}
-		ro := runneroptions.RunnerOptions{}
-		ro.InitDefaults(prefix)
-		ro.AllowExec = opts.AllowExec
-		renderer := kptops.NewRenderer(ro)
-		results, err = renderer.Render(ctx, fsys, fn.RenderOptions{PkgPath: root, Runtime: Runtime{Runtimes: opts.Runtimes, maxSteps: opts.StarlarkMaxSteps}})
 	}
 	if err != nil {
 		// Name a YAML file that is not KRM precisely; kpt's message about
@@ -128,7 +128,7 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 	if err != nil {
 		return nil, fmt.Errorf("reading rendered package: %w", err)
 	}
-	if !fast {
+	if opts.KptOnly {
 		kptpkg.PreserveUntouched(in, out) // the hydrator writes only changed files
 	}
 	res := &RenderResult{Results: results, Tree: out}

@@ -1,15 +1,13 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnrun"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/fn"
 )
@@ -27,9 +25,11 @@ type Runtimes struct {
 	ContainerEngine string
 }
 
-// Runtime picks a runner for each function: built-in first, then exec (left
-// to kpt's runner, which enforces AllowExec), then a container engine. A
-// function none of them can run is an error naming it and what would.
+// Runtime is kpt's fn.FunctionRuntime over kptbot's runtimes: built-in
+// first, then exec (left to kpt's runner, which enforces AllowExec), then
+// a container engine; a function none of them can run is an error naming
+// it and what would. The hydrator asks it whether a function can start
+// (renderstatus); tests hand it to kpt's renderer.
 type Runtime struct {
 	Runtimes Runtimes
 	maxSteps uint64 // starlark's step limit, 0 for the default
@@ -54,17 +54,7 @@ func (r Runtime) GetRunner(ctx context.Context, f *kptfilev1.Function) (fn.Funct
 
 // ContainerEngine is the container engine functions run with: the one
 // configured, else the first of docker and podman installed.
-func (r Runtime) ContainerEngine() string {
-	if r.Runtimes.ContainerEngine != "" {
-		return r.Runtimes.ContainerEngine
-	}
-	for _, e := range []string{"docker", "podman"} {
-		if p, err := exec.LookPath(e); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+func (r Runtime) ContainerEngine() string { return fnrun.FindEngine(r.Runtimes.ContainerEngine) }
 
 // CannotRunError reports a function that no allowed runtime can run.
 type CannotRunError struct {
@@ -90,9 +80,8 @@ func CannotRun(image string, allowContainers bool, engine string) error {
 		"; to run it, use a built-in version of the function, install docker or podman, or build it as a binary and use exec: with --allow-exec"}
 }
 
-// containerRunner runs an image with a docker-compatible CLI, with the
-// same isolation kpt applies: no network, a read-only view of nothing but
-// stdin, an unprivileged user.
+// containerRunner runs an image for kpt's renderer (tests' KptRenderer)
+// with kptbot's container runner.
 type containerRunner struct {
 	ctx    context.Context
 	engine string
@@ -100,14 +89,6 @@ type containerRunner struct {
 }
 
 func (c *containerRunner) Run(r io.Reader, w io.Writer) error {
-	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.engine, "run", "--rm", "-i", "--network", "none",
-		"--user", "nobody", "--security-opt=no-new-privileges", c.image)
-	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, w, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("running %s with %s: %w: %s", c.image, c.engine, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	_, err := fnrun.Container(c.engine, c.image, fnrun.ContainerOptions{}).Run(c.ctx, r, w)
+	return err
 }

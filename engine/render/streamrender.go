@@ -90,8 +90,8 @@ func newStreamRender(in kptpkg.Tree, opts RenderOptions) (*streamRenderer, bool)
 		prefix = DefaultImagePrefix
 	}
 	h := &hydrator{root: "/pkg", prefix: strings.TrimSuffix(prefix, "/"), fns: map[string]*builtins.Function{}, seed: maphash.MakeSeed(), tree: in}
-	pkgs, ok := h.qualify(in)
-	if !ok {
+	pkgs, streams, err := h.qualify(in)
+	if err != nil || !streams {
 		return nil, false
 	}
 	for _, b := range h.fns {

@@ -1,4 +1,4 @@
-package engine
+package kptpkg
 
 import (
 	"fmt"
@@ -12,21 +12,24 @@ import (
 // wrote them (pkg get adds "krm-pkg") in the cnrm.cloud.google.com/blueprint
 // annotation; KRM_DISABLE_ATTRIBUTION turns it off, as in kpt.
 const (
-	cnrmBlueprintAnnotation = "cnrm.cloud.google.com/blueprint"
+	// CNRMBlueprintAnnotation records which kpt command groups wrote a
+	// Config Connector resource.
+	CNRMBlueprintAnnotation = "cnrm.cloud.google.com/blueprint"
 	disableAttributionEnv   = "KRM_DISABLE_ATTRIBUTION"
 )
 
-// attribute adds kpt's attribution for cmdGroup to a Config Connector
-// resource (an apiVersion with ".cnrm."); other resources are untouched.
-func attribute(n *yaml.RNode, cmdGroup string) error {
+// Attribute adds kpt's attribution for cmdGroup ("pkg" for pkg get, "fn"
+// for a render) to a Config Connector resource (an apiVersion with
+// ".cnrm."); other resources are untouched.
+func Attribute(n *yaml.RNode, cmdGroup string) error {
 	if os.Getenv(disableAttributionEnv) != "" || !strings.Contains(n.GetApiVersion(), ".cnrm.") {
 		return nil
 	}
 	if n.Field(yaml.MetadataField).IsNilOrEmpty() {
 		return nil
 	}
-	cur := n.GetAnnotations()[cnrmBlueprintAnnotation]
-	return n.PipeE(yaml.SetAnnotation(cnrmBlueprintAnnotation, recordAction(cur, cmdGroup)))
+	cur := n.GetAnnotations()[CNRMBlueprintAnnotation]
+	return n.PipeE(yaml.SetAnnotation(CNRMBlueprintAnnotation, recordAction(cur, cmdGroup)))
 }
 
 // recordAction is kpt's: the krm-<group> part of the annotation gains
