@@ -276,7 +276,15 @@ func (f *evalFlags) report(w io.Writer, res *fneval.EvalResult, err error, took 
 		for i := range lines {
 			lines[i] = strings.TrimSpace(lines[i])
 		}
-		fmt.Fprintf(w, "  Stderr: %s\n", strings.Join(lines, ", "))
+		// kpt's line: " Stderr: " and the lines joined; a failed
+		// function's exit code follows on the same line. kpt ends a
+		// passing function's line without a newline, gluing the next
+		// output to it; kptbot ends it.
+		fmt.Fprintf(w, " Stderr: %s", strings.Join(lines, ", "))
+		var exit *fneval.FunctionExitError
+		if !errors.As(err, &exit) {
+			fmt.Fprintln(w)
+		}
 	}
 	var exit *fneval.FunctionExitError
 	if errors.As(err, &exit) {

@@ -46,11 +46,11 @@ func TestStarlarkPrintIsStderr(t *testing.T) {
 		if strings.Contains(out, "namespace is prod") {
 			t.Errorf("printed lines on stdout:\n%s", out)
 		}
-		if !strings.Contains(stderr, "  Stderr: namespace is prod, done\n") {
+		if !strings.Contains(stderr, " Stderr: namespace is prod, done\n") {
 			t.Errorf("stderr lacks the printed lines:\n%s", stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(results, "results.yaml"))
-		if err != nil || !strings.Contains(string(b), "    stderr: |\n      namespace is prod\n      done\n") {
+		if err != nil || !strings.Contains(string(b), "    stderr: |-\n      namespace is prod\n      done\n") {
 			t.Errorf("results.yaml lacks stderr (%v):\n%s", err, b)
 		}
 	})
@@ -67,11 +67,11 @@ func TestStarlarkPrintIsStderr(t *testing.T) {
 			t.Errorf("render output lacks the printed lines:\n%s", stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(results, "results.yaml"))
-		if err != nil || !strings.Contains(string(b), "stderr: |\n      namespace is prod\n      done\n") {
+		if err != nil || !strings.Contains(string(b), "stderr: |-\n      namespace is prod\n      done\n") {
 			t.Errorf("results.yaml lacks stderr (%v):\n%s", err, b)
 		}
 		kf, _ := os.ReadFile(filepath.Join(pkg, "Kptfile"))
-		if !strings.Contains(string(kf), "stderr: |\n          "+strings.ReplaceAll(strings.TrimSuffix(printed, "\n"), "\n", "\n          ")+"\n") {
+		if !strings.Contains(string(kf), "stderr: |-\n          "+strings.ReplaceAll(strings.TrimSuffix(printed, "\n"), "\n", "\n          ")+"\n") {
 			t.Errorf("Kptfile renderStatus lacks the step's stderr:\n%s", kf)
 		}
 	})

@@ -113,17 +113,19 @@ func (s *labelSetter) apply(items []*yaml.RNode) (Piece, error) {
 	return p, nil
 }
 
-// gvk matches a resource as the SDK's IsGVK: an empty group or version
-// matches any.
+// gvk matches a resource as the SDK's IsGVK: an empty group, version or
+// kind, asked for or the resource's own, matches any (so a resource
+// without apiVersion and kind, a kustomization.yaml kpt lets through, is
+// every kind at once).
 func gvk(n *yaml.RNode, group, version, kind string) bool {
-	if n.GetKind() != kind {
+	if k := n.GetKind(); k != "" && k != kind {
 		return false
 	}
 	g, v, ok := strings.Cut(n.GetApiVersion(), "/")
 	if !ok {
 		g, v = "", g
 	}
-	return (group == "" || g == group) && (version == "" || v == version)
+	return (g == "" || group == "" || g == group) && (v == "" || version == "" || v == version)
 }
 
 // object labels one resource; n counts the labels visited.

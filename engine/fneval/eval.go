@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/engine/builtins"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -91,9 +92,9 @@ func EvalTree(ctx context.Context, in kptpkg.Tree, opts EvalOptions) (*EvalResul
 	if err != nil {
 		return nil, err
 	}
-	if err := render.CheckKRM(in); err != nil {
-		return nil, err
-	}
+	// Non-KRM content is refused as kpt's runner refuses it, when the
+	// function is given its input (its [FAIL] line and message), not
+	// while reading.
 	const root = "/pkg"
 	fsys, err := in.MemFS(root)
 	if err != nil {
@@ -143,6 +144,21 @@ func EvalReader(ctx context.Context, r io.Reader, opts EvalOptions) (*EvalResult
 		return nil, fmt.Errorf("reading resources from standard input: %w", err)
 	}
 	return run.apply(input)
+}
+
+// builtinRunner runs a built-in as kpt runs the catalog's container: what
+// it prints and, when it fails, the SDK's failure line are its stderr, and
+// a failure is exit code 1.
+func builtinRunner(b *builtins.Function, image string, stderr *strings.Builder) func(io.Reader, io.Writer) error {
+	return func(in io.Reader, out io.Writer) error {
+		var printed strings.Builder
+		err := b.WithStderr(&printed).Run(in, out)
+		stderr.WriteString(builtins.ContainerStderr(printed.String(), err != nil))
+		if err != nil {
+			return &FunctionExitError{Function: image, ExitCode: 1, Stderr: stderr.String()}
+		}
+		return nil
+	}
 }
 
 // copyNodes lets the package writer consume annotations without touching
@@ -215,8 +231,11 @@ func (r *evalRun) apply(input []*yaml.RNode) (*EvalResult, error) {
 	res.Results.Items = append(res.Results.Items, item)
 	if err != nil {
 		res.Results.ExitCode = 1
-		var ce *ContainerEngineError
-		if !errors.As(err, &ce) { // kpt's message for it stands alone
+		// kpt prints its runner's errors as they are and nothing for a
+		// function that exited non-zero (its stderr and exit code are
+		// reported); kptbot names that function.
+		var exit *FunctionExitError
+		if errors.As(err, &exit) {
 			err = fmt.Errorf("function %s failed: %w", r.name, err)
 		}
 		return res, &render.RenderError{Err: err, Results: res.Results}

@@ -91,7 +91,7 @@ func (r *evalRun) pickRunner(ctx context.Context) error {
 	}
 	r.name = image
 	if b, ok := builtins.Lookup(image); ok && !o.Container.requested() {
-		r.run = b.WithStderr(&builtinStderr).Run
+		r.run = builtinRunner(b, image, &builtinStderr)
 		return nil
 	}
 	engine := fnrun.FindEngine(o.ContainerEngine)

@@ -126,7 +126,7 @@ func (h *hydrator) run(ctx context.Context, dir string, p *prepared, input []*ya
 			}
 		}
 		res := functionResult(image, results)
-		res.Stderr = stderr.String()
+		res.Stderr = builtins.ContainerStderr(stderr.String(), runErr != nil)
 		if runErr != nil {
 			res.ExitCode = 1
 			h.results.ExitCode = 1

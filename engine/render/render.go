@@ -9,11 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -220,6 +222,10 @@ func CheckKRM(t kptpkg.Tree) error {
 			return fmt.Errorf("%s: not valid YAML: %w", p, err)
 		}
 		for i, n := range nodes {
+			// kpt's IsKRM lets kustomization files through
+			if slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(p)) {
+				break
+			}
 			if n.GetApiVersion() == "" || n.GetKind() == "" {
 				return fmt.Errorf("%s: document %d is not a KRM resource (apiVersion and kind are required); kpt packages may hold only KRM resources in .yaml files", p, i)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/kptbot/kptbot/engine/builtins"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"path"
 	"path/filepath"
@@ -129,11 +128,6 @@ func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, 
 // stepResult is kpt's record of a function that ran.
 func stepResult(f kptfilev1.Function, r fnresult.Result) kptpkg.PipelineStepResult {
 	step := kptpkg.PipelineStepResult{Name: f.Name, Image: withDefaultTag(r.Image), ExecPath: r.ExecPath, Stderr: r.Stderr, ExitCode: r.ExitCode}
-	if _, builtin := builtins.Lookup(r.Image); builtin && r.ExitCode != 0 {
-		// what the catalog function's container writes when it fails,
-		// after what the function printed
-		step.Stderr = r.Stderr + "failed to evaluate function: error: function failure"
-	}
 	for _, ri := range r.Results {
 		if ri == nil {
 			continue
