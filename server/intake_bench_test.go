@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -128,8 +130,8 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 		}
 		s := New(Options{Handler: fl.bot, Workers: benchWorkers(), QueueSize: 1000, ResyncInterval: time.Second, Repos: list,
 			Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
-		inside := &handlerTimes{next: s.Router()}
-		url := startRouter(b, s, inside)
+		inside := &handlerTimes{}
+		url := startAsServe(b, s, inside)
 		repos, _ := list(context.Background())
 		plan := loadPlan{URL: url, Rate: rate, Seconds: seconds}
 		for _, r := range repos {
@@ -158,9 +160,9 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 		st := s.queue.Stats()
 		b.Logf("(c) intake under a 1 s resync of %d repositories: %d deliveries at %d/s from another process, %d refused, %d other failures; "+
 			"acceptance p50 %.1f ms, p99 %.1f ms, max %.1f ms (in the handler: p50 %.2f ms, p99 %.2f ms, max %.1f ms); %d sent over 10 ms late; "+
-			"load average %s at the start, %s at the end; %d clone changes opened meanwhile by %d workers, GOMAXPROCS %d on %d CPUs",
+			"load average %s at the start, %s at the end; %d clone changes opened meanwhile by %d workers, GOMAXPROCS %d on %d CPUs, GOGC %d",
 			n, len(got), rate, refused, failed, ms(p50), ms(p99), ms(worst), ms(in50), ms(in99), ms(inMax), late,
-			loadBefore, loadAfter, fl.fake.Calls("OpenChange"), benchWorkers(), runtime.GOMAXPROCS(0), runtime.NumCPU())
+			loadBefore, loadAfter, fl.fake.Calls("OpenChange"), benchWorkers(), runtime.GOMAXPROCS(0), runtime.NumCPU(), gcPercent())
 		b.ReportMetric(float64(len(got)), "deliveries")
 		b.ReportMetric(float64(refused), "refused")
 		b.ReportMetric(ms(p50), "p50-accept-ms")
@@ -173,6 +175,31 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 			b.Fatalf("%d deliveries failed (neither accepted nor refused)", failed)
 		}
 	}
+}
+
+// startAsServe runs s as kptbot serve does (its http.Server with the
+// default limits, behind the connection-capping listener), with h
+// wrapping its handler, for the benchmark's duration.
+func startAsServe(b *testing.B, s *Server, h *handlerTimes) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := s.HTTPServer(DefaultHTTPLimits)
+	h.next, hs.Handler = hs.Handler, h
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { s.Run(ctx); close(stopped) }()
+	go hs.Serve(LimitListener(l, DefaultHTTPLimits.MaxConns))
+	b.Cleanup(func() { hs.Close(); cancel(); <-stopped })
+	return "http://" + l.Addr().String()
+}
+
+// gcPercent is the garbage collector's target (GOGC).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
 
 // runLoadGenerator runs plan in a child process (this test binary, as

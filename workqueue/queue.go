@@ -22,7 +22,6 @@
 package workqueue
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"sync"
@@ -90,7 +89,10 @@ type Item struct {
 	// Attempt counts Retry calls that led to this item (0 the first time).
 	Attempt int
 
-	elem *list.Element // in ready[Priority], nil when blocked or running
+	// prev and next link the item into ready[Priority] when queued is set
+	// (not while blocked behind its running key, nor while running).
+	prev, next *Item
+	queued     bool
 	// split marks the bulk work left behind by an Interactive item:
 	// it goes back in line by age, not at the end.
 	split bool
@@ -124,11 +126,15 @@ type Queue struct {
 	mu       sync.Mutex
 	waiting  map[string]*Item
 	running  map[string]bool
-	ready    [2]*list.List // by Priority: keys whose item may run now
-	inter    int           // waiting items with Interactive priority
+	ready    [2]itemList // by Priority: keys whose item may run now
+	inter    int         // waiting items with Interactive priority
 	retrying int
 	closed   bool
-	changed  chan struct{} // closed and replaced on every change
+	// changed is closed on the next change; made by a waiter when nil,
+	// so that nothing under q.mu allocates on the intake's path (an
+	// allocation there can be made to assist the garbage collector, with
+	// the lock held).
+	changed chan struct{}
 }
 
 // New returns an empty queue.
@@ -139,8 +145,7 @@ func New(opts Options) *Queue {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Queue{opts: opts, waiting: map[string]*Item{}, running: map[string]bool{},
-		ready: [2]*list.List{list.New(), list.New()}, changed: make(chan struct{})}
+	return &Queue{opts: opts, waiting: map[string]*Item{}, running: map[string]bool{}}
 }
 
 // Add queues w, merging it into the key's waiting item when there is one
@@ -148,12 +153,13 @@ func New(opts Options) *Queue {
 // item is refused with ErrFull when Capacity keys already wait with
 // Interactive work; Bulk work is never refused.
 func (q *Queue) Add(w Work) (coalesced bool, err error) {
+	fresh := &Item{Hints: make([]Hint, 0, 1)}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return false, ErrClosed
 	}
-	coalesced, err = q.add(w)
+	coalesced, err = q.add(w, fresh)
 	if err == nil {
 		q.notify()
 	}
@@ -165,14 +171,15 @@ func (q *Queue) Add(w Work) (coalesced bool, err error) {
 // takes the same lock, waits for no per-repository lock traffic. It
 // returns how many merged into a waiting item.
 func (q *Queue) AddBulk(ws []Work) (coalesced int, err error) {
+	fresh := make([]Item, len(ws))
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return 0, ErrClosed
 	}
-	for _, w := range ws {
+	for i, w := range ws {
 		w.Priority = Bulk
-		if c, _ := q.add(w); c {
+		if c, _ := q.add(w, &fresh[i]); c {
 			coalesced++
 		}
 	}
@@ -182,21 +189,23 @@ func (q *Queue) AddBulk(ws []Work) (coalesced int, err error) {
 	return coalesced, nil
 }
 
-// add is Add without the wake-up; q.mu is held.
-func (q *Queue) add(w Work) (coalesced bool, err error) {
+// add is Add without the wake-up, with fresh the item to use if the key
+// has none waiting; q.mu is held.
+func (q *Queue) add(w Work, fresh *Item) (coalesced bool, err error) {
 	it := q.waiting[w.Key]
 	if it == nil {
 		if w.Priority == Interactive && q.inter >= q.opts.Capacity {
 			return false, ErrFull
 		}
-		it = &Item{Key: w.Key, Priority: w.Priority, Since: q.opts.Now()}
+		*fresh = Item{Key: w.Key, Priority: w.Priority, Since: q.opts.Now(), Hints: fresh.Hints}
+		it = fresh
 		q.waiting[w.Key] = it
 		if w.Priority == Interactive {
 			q.inter++
 		}
 		q.merge(it, w)
 		if !q.running[w.Key] {
-			it.elem = q.ready[it.Priority].PushBack(it)
+			q.ready[it.Priority].pushBack(it)
 		}
 		return false, nil
 	}
@@ -215,9 +224,9 @@ func (q *Queue) raise(it *Item, p Priority) {
 	if p == Interactive {
 		q.inter++
 	}
-	if it.elem != nil {
-		q.ready[it.Priority].Remove(it.elem)
-		it.elem = q.ready[p].PushBack(it)
+	if it.queued {
+		q.ready[it.Priority].remove(it)
+		q.ready[p].pushBack(it)
 	}
 	it.Priority = p
 }
@@ -244,29 +253,53 @@ func (q *Queue) merge(it *Item, w Work) {
 }
 
 // splitBulk takes the bulk work out of an Interactive item that carries
-// some besides its Interactive hints: the returned item (nil when there
-// is none to split) is what stays waiting for the key.
-func splitBulk(it *Item) *Item {
-	var people, bulk []Hint
+// some besides its Interactive hints: spare becomes what stays waiting
+// for the key, returned (nil when there is nothing to split). It runs
+// under q.mu and allocates only when jobs wait with a person's event.
+func splitBulk(it, spare *Item) *Item {
+	people, bulk := 0, 0
 	for _, h := range it.Hints {
 		if h.priority == Interactive {
-			people = append(people, h)
+			people++
 		} else {
-			bulk = append(bulk, h)
+			bulk++
 		}
 	}
-	if len(people) == 0 || (len(bulk) == 0 && !it.Dirty) {
+	if people == 0 || (bulk == 0 && !it.Dirty) {
 		return nil
 	}
-	rest := &Item{Key: it.Key, Priority: Bulk, Subject: it.Subject, Hints: bulk, Dirty: it.Dirty, Since: it.Since, Attempt: it.Attempt, split: true}
-	it.Hints, it.Dirty = people, false
-	return rest
+	var rest []Hint
+	if bulk > 0 {
+		rest = make([]Hint, 0, bulk)
+		kept := it.Hints[:0] // in place: writes never pass the reads
+		for _, h := range it.Hints {
+			if h.priority == Interactive {
+				kept = append(kept, h)
+			} else {
+				rest = append(rest, h)
+			}
+		}
+		it.Hints = kept
+	}
+	*spare = Item{Key: it.Key, Priority: Bulk, Subject: it.Subject, Hints: rest, Dirty: it.Dirty, Since: it.Since, Attempt: it.Attempt, split: true}
+	it.Dirty = false
+	return spare
 }
 
 // notify wakes everything waiting for a change; q.mu is held.
 func (q *Queue) notify() {
-	close(q.changed)
-	q.changed = make(chan struct{})
+	if q.changed != nil {
+		close(q.changed)
+		q.changed = nil
+	}
+}
+
+// wait is the channel the next change closes; q.mu is held.
+func (q *Queue) wait() <-chan struct{} {
+	if q.changed == nil {
+		q.changed = make(chan struct{})
+	}
+	return q.changed
 }
 
 // Get hands out the next item (Interactive first), marking its key
@@ -274,15 +307,15 @@ func (q *Queue) notify() {
 // or the queue is closed and has nothing left to hand out (ErrClosed).
 func (q *Queue) Get(ctx context.Context) (*Item, error) {
 	for {
+		spare := &Item{} // what splitBulk may need, made before the lock
 		q.mu.Lock()
 		for p := Interactive; p >= Bulk; p-- {
-			if e := q.ready[p].Front(); e != nil {
-				it := q.ready[p].Remove(e).(*Item)
-				it.elem = nil
+			if it := q.ready[p].head; it != nil {
+				q.ready[p].remove(it)
 				delete(q.waiting, it.Key)
 				if it.Priority == Interactive {
 					q.inter--
-					if rest := splitBulk(it); rest != nil {
+					if rest := splitBulk(it, spare); rest != nil {
 						q.waiting[it.Key] = rest // ready again at Done
 					}
 				}
@@ -296,7 +329,7 @@ func (q *Queue) Get(ctx context.Context) (*Item, error) {
 			q.mu.Unlock()
 			return nil, ErrClosed
 		}
-		ch := q.changed
+		ch := q.wait()
 		q.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -315,11 +348,11 @@ func (q *Queue) Done(it *Item) {
 
 func (q *Queue) done(key string) {
 	delete(q.running, key)
-	if w := q.waiting[key]; w != nil && w.elem == nil {
+	if w := q.waiting[key]; w != nil && !w.queued {
 		if w.split {
-			w.elem = q.insertByAge(w)
+			q.insertByAge(w)
 		} else {
-			w.elem = q.ready[w.Priority].PushBack(w)
+			q.ready[w.Priority].pushBack(w)
 		}
 	}
 	q.notify()
@@ -328,14 +361,53 @@ func (q *Queue) done(key string) {
 // insertByAge puts w in its priority's ready list before the first item
 // queued after it (the list is in arrival order). Split-off work is old,
 // so the walk from the front is short.
-func (q *Queue) insertByAge(w *Item) *list.Element {
-	l := q.ready[w.Priority]
-	for e := l.Front(); e != nil; e = e.Next() {
-		if e.Value.(*Item).Since.After(w.Since) {
-			return l.InsertBefore(w, e)
+func (q *Queue) insertByAge(w *Item) {
+	l := &q.ready[w.Priority]
+	for at := l.head; at != nil; at = at.next {
+		if at.Since.After(w.Since) {
+			l.insertBefore(w, at)
+			return
 		}
 	}
-	return l.PushBack(w)
+	l.pushBack(w)
+}
+
+// itemList is a doubly linked list of items through their prev and next
+// fields: queueing and dequeueing allocate nothing.
+type itemList struct{ head, tail *Item }
+
+func (l *itemList) pushBack(it *Item) {
+	it.prev, it.next, it.queued = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = it
+	} else {
+		l.head = it
+	}
+	l.tail = it
+}
+
+func (l *itemList) insertBefore(it, at *Item) {
+	it.prev, it.next, it.queued = at.prev, at, true
+	if at.prev != nil {
+		at.prev.next = it
+	} else {
+		l.head = it
+	}
+	at.prev = it
+}
+
+func (l *itemList) remove(it *Item) {
+	if it.prev != nil {
+		it.prev.next = it.next
+	} else {
+		l.head = it.next
+	}
+	if it.next != nil {
+		it.next.prev = it.prev
+	} else {
+		l.tail = it.prev
+	}
+	it.prev, it.next, it.queued = nil, nil, false
 }
 
 // Retry ends a handed-out item and queues its work again after delay,
@@ -347,7 +419,7 @@ func (q *Queue) Retry(it *Item, delay time.Duration) {
 	q.retrying++
 	q.mu.Unlock()
 	again := *it
-	again.elem = nil
+	again.prev, again.next, again.queued = nil, nil, false
 	time.AfterFunc(delay, func() { q.readd(&again) })
 }
 
@@ -367,7 +439,7 @@ func (q *Queue) readd(it *Item) {
 			q.inter++
 		}
 		if !q.running[it.Key] {
-			w.elem = q.ready[w.Priority].PushBack(w)
+			q.ready[w.Priority].pushBack(w)
 		}
 	} else if it.Priority > w.Priority {
 		q.raise(w, it.Priority)
@@ -412,7 +484,7 @@ func (q *Queue) WaitIdle(ctx context.Context) error {
 			q.mu.Unlock()
 			return nil
 		}
-		ch := q.changed
+		ch := q.wait()
 		q.mu.Unlock()
 		select {
 		case <-ctx.Done():
