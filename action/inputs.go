@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Input names, as action.yml declares them. A test checks that action.yml
@@ -85,7 +86,7 @@ const (
 )
 
 // botLoginPattern is a GitHub login, optionally an App's "[bot]" account.
-var botLoginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`)
+var botLoginPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`) })
 
 // input reads one input: the action's INPUT_ variable first, then the
 // KPTBOT_ variable, trimmed as GitHub's own toolkit trims inputs.
@@ -123,7 +124,7 @@ func readInputs(getenv func(string) string, tokenFallback string) (Inputs, error
 		in.Config = clean
 	}
 	in.BotLogin = input(getenv, InputBotLogin)
-	if in.BotLogin != "" && !botLoginPattern.MatchString(in.BotLogin) {
+	if in.BotLogin != "" && !botLoginPattern().MatchString(in.BotLogin) {
 		return Inputs{}, fmt.Errorf("input %s: %q: expected a GitHub login such as my-app[bot] (an App's slug followed by [bot])", InputBotLogin, in.BotLogin)
 	}
 	switch in.FanOut = input(getenv, InputFanOut); in.FanOut {

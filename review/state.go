@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kptbot/kptbot/forge"
@@ -36,7 +37,7 @@ const (
 	markerClose  = " -->"
 )
 
-var markerRE = regexp.MustCompile(`<!-- (kptbot(?:-state)?): (\{.*?\}) -->`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!-- (kptbot(?:-state)?): (\{.*?\}) -->`) })
 
 // State is what the status comment remembers.
 type State struct {
@@ -106,7 +107,7 @@ type BodyMarker struct {
 
 // SetMarker returns body with its markers replaced by m's.
 func SetMarker(body string, m BodyMarker) string {
-	return strings.TrimSpace(markerRE.ReplaceAllString(body, "")) + "\n\n" + FormatMarker(m)
+	return strings.TrimSpace(markerRE().ReplaceAllString(body, "")) + "\n\n" + FormatMarker(m)
 }
 
 // FormatMarker renders the hidden marker for a change body.
@@ -119,7 +120,7 @@ func FormatMarker(m BodyMarker) string {
 // bot appends its marker at the end of a body, so the last one counts: a
 // marker earlier in the text is someone's echo, not the bot's record.
 func ParseMarker(body string) (m BodyMarker, ok bool) {
-	gs := markerRE.FindAllStringSubmatch(body, -1)
+	gs := markerRE().FindAllStringSubmatch(body, -1)
 	for i := len(gs) - 1; i >= 0; i-- {
 		var cand BodyMarker
 		if gs[i][1] == bodyMarker && json.Unmarshal([]byte(gs[i][2]), &cand) == nil {

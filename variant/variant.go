@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -275,7 +276,7 @@ func variantFuncName(pvName, fnName string, i int) string {
 
 // variantFuncSuffix is what follows PackageVariant.<variant>. in the name
 // of a function the variant added: the function's name and its index.
-var variantFuncSuffix = regexp.MustCompile(`^.*\.[0-9]+$`)
+var variantFuncSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^.*\.[0-9]+$`) })
 
 // isVariantFunc reports whether a pipeline function name was given by the
 // variant pvName: the prefix PackageVariant.<pvName>. and an index at the
@@ -283,7 +284,7 @@ var variantFuncSuffix = regexp.MustCompile(`^.*\.[0-9]+$`)
 // misses variant or function names holding a dot; this does not.)
 func isVariantFunc(name, pvName string) bool {
 	rest, ok := strings.CutPrefix(name, PackageVariantFuncPrefix+"."+pvName+".")
-	return ok && variantFuncSuffix.MatchString(rest)
+	return ok && variantFuncSuffix().MatchString(rest)
 }
 
 // applyVariantPipeline removes the functions the variant added before and

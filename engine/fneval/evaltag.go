@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // kpt's --tag takes an exact version (used as the tag as written) or a
@@ -13,11 +14,13 @@ import (
 // the built-in functions' version lines (vX.Y, read as X.Y.0), the
 // versions it can run without a registry.
 
-var exactVersionRE = regexp.MustCompile(`^v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var exactVersionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+})
 
 // exactVersion reports whether tag parses as a single version, which kpt
 // uses literally.
-func exactVersion(tag string) bool { return exactVersionRE.MatchString(tag) }
+func exactVersion(tag string) bool { return exactVersionRE().MatchString(tag) }
 
 // looksConstraint reports whether tag is written as a constraint rather
 // than a plain tag such as "latest".

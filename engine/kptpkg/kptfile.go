@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
@@ -32,7 +33,7 @@ func ReadKptfile(dir string) (*kptfilev1.KptFile, error) {
 	return DecodeKptfile(p, b)
 }
 
-var yamlLineErr = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+var yamlLineErr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`) })
 
 // DecodeKptfile strictly decodes the Kptfile content b read from name.
 func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
@@ -43,7 +44,7 @@ func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
 	kf, err := kptfileutil.DecodeKptfile(bytes.NewReader(b))
 	if err != nil {
 		msg := err.Error()
-		msg = yamlLineErr.ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
+		msg = yamlLineErr().ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
 		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
 		msg = strings.ReplaceAll(msg, "\n", "; ")
 		return nil, fmt.Errorf("invalid %s: %s", name, strings.TrimSpace(msg))

@@ -320,14 +320,14 @@ func setAnnotationNode(root *yaml.Node, key, value string) {
 }
 
 // yamlSeparator is kio's document separator: a line starting with ---.
-var yamlSeparator = regexp.MustCompile(`\n---.*\n`)
+var yamlSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 // splitYAMLDocuments is kio's splitDocuments.
 func splitYAMLDocuments(s string) ([]string, error) {
 	docs := make([]string, 0)
 	if len(s) > 0 {
 		prev := 0
-		for _, loc := range yamlSeparator.FindAllStringIndex(s, -1) {
+		for _, loc := range yamlSeparator().FindAllStringIndex(s, -1) {
 			separator := s[loc[0]:loc[1]]
 			if rest := strings.TrimSpace(separator[4:]); len(rest) > 0 && rest[0] != '#' {
 				return nil, fmt.Errorf("invalid document separator: %s", strings.TrimSpace(separator))

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/kptbot/kptbot/fetch"
 	"github.com/kptbot/kptbot/fetch/locator"
@@ -30,7 +31,7 @@ type Client struct {
 	TokenHosts []string
 }
 
-var safeVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+var safeVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`) })
 
 // Fetch downloads the archive repo names (an archive URL or template, with
 // any #sha256= pin), checks the pin, unpacks it safely and returns the
@@ -77,7 +78,7 @@ func (c *Client) url(repo, version string) (target, pin string, err error) {
 	case locator.IsTemplate(u) && version == "":
 		return "", "", fmt.Errorf("archive %s: the URL has a %s placeholder but no version was given", u, locator.VersionPlaceholder)
 	case locator.IsTemplate(u):
-		if !safeVersion.MatchString(version) {
+		if !safeVersion().MatchString(version) {
 			return "", "", fmt.Errorf("archive %s: version %q: expected letters, digits and . _ + - only", u, version)
 		}
 		u = locator.Expand(u, version)

@@ -12,6 +12,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Store kinds: where a package's upstream lives. They are the storeID
@@ -68,16 +69,20 @@ func Parse(s string) (ref Ref, ok bool, err error) {
 	return Ref{}, false, nil
 }
 
+// The OCI reference patterns are compiled on first use: compiled at
+// start-up they cost every CLI call about a millisecond.
 var (
-	ociComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	ociTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-	ociHost      = regexp.MustCompile(`^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$`)
-	hexDigest    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	ociComponent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`) })
+	ociTag       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`) })
+	ociHost      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?$`)
+	})
+	hexDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 )
 
 // IsDigest reports whether s is a sha256 digest ("sha256:" and 64 lower-case
 // hex digits), the form every lock records.
-func IsDigest(s string) bool { return hexDigest.MatchString(s) }
+func IsDigest(s string) bool { return hexDigest().MatchString(s) }
 
 const ociForm = "oci://REGISTRY/REPO[//PKG_PATH][:TAG|@sha256:DIGEST]"
 
@@ -100,7 +105,7 @@ func ParseOCI(s string) (Ref, error) {
 	} else if slash, colon := strings.LastIndex(rest, "/"), strings.LastIndex(rest, ":"); colon > slash && slash >= 0 {
 		version = rest[colon+1:]
 		rest = rest[:colon]
-		if !ociTag.MatchString(version) {
+		if !ociTag().MatchString(version) {
 			return Ref{}, fmt.Errorf("OCI reference %q: tag %q is not a valid tag (letters, digits, _ . -, at most 128)", s, version)
 		}
 	}
@@ -109,7 +114,7 @@ func ParseOCI(s string) (Ref, error) {
 	if !found || host == "" || name == "" {
 		return Ref{}, fmt.Errorf("OCI reference %q: expected %s: no repository after the registry %q", s, ociForm, host)
 	}
-	if !ociHost.MatchString(host) {
+	if !ociHost().MatchString(host) {
 		return Ref{}, fmt.Errorf("OCI reference %q: %q is not a registry host[:port]", s, host)
 	}
 	if err := checkOCIPath(name); err != nil {
@@ -136,7 +141,7 @@ func CheckOCIPackage(pkg string) error {
 
 func checkOCIPath(p string) error {
 	for _, c := range strings.Split(p, "/") {
-		if !ociComponent.MatchString(c) {
+		if !ociComponent().MatchString(c) {
 			return fmt.Errorf("path component %q must be lower-case letters and digits separated by '.', '_', '__' or '-'", c)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -35,7 +36,7 @@ type PushOptions struct {
 	Force bool
 }
 
-var porchRevision = regexp.MustCompile(`^v[0-9]+$`)
+var porchRevision = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v[0-9]+$`) })
 
 // Image builds the package image for files in Porch's layout: an OCI
 // manifest with one gzip tar layer of the files (sorted, fixed modes and
@@ -108,7 +109,7 @@ func (c *Client) Push(ctx context.Context, repo, dir, tag string, files map[stri
 	if err != nil {
 		return "", err
 	}
-	if opts.Revision == "" && porchRevision.MatchString(tag) {
+	if opts.Revision == "" && porchRevision().MatchString(tag) {
 		opts.Revision = tag
 	}
 	img, err := Image(files, opts.Revision)
