@@ -49,6 +49,7 @@ bench:
 	KPTBOT_FLEET=10000 go test -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./fanout
 	go test -run 'TestWritesPerPullRequest' -count 1 -v ./server | grep -E 'writes per pull request|first resync|^(ok|FAIL)'
 	go test -run '^$$' -bench 'WebhookIntakeUnderResync|CommandDuringFanOut' -benchtime 1x -timeout 30m ./server
+	KPTBOT_MEASURE=1 go test -run 'TestActionNothingToDoCost' -count 1 -v ./cmd/kptbot | grep -E 'nothing to do:|^(ok|FAIL)'
 
 # The main job end to end with no account: Porch's lifecycle and package
 # variants on local git repositories, then the bot itself (the same

@@ -223,8 +223,10 @@ func median(xs []float64) float64 {
 // functions) and by the kpt CLI with exec: binaries built from the same
 // catalog modules. It reports medians over 7 runs per iteration:
 // wall-clock ms and peak RSS MB of each, and kpt's time over kptbot's
-// (render-speedup-x; the goal is >= 10). Skipped cleanly without kpt or
-// the go tool.
+// (render-speedup-x; the goal is >= 10). With KPTBOT_BASELINE naming an
+// earlier kptbot binary, that binary's version and render run in the same
+// rounds too (base-*), for before/after figures from one run. Skipped
+// cleanly without kpt or the go tool.
 func BenchmarkCLIVsKpt(b *testing.B) {
 	if goruntime.GOOS != "linux" {
 		b.Skip("ru_maxrss is in kilobytes on Linux only")
@@ -266,8 +268,16 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var helloMs, helloMB, verMs, verMB, ourMs, ourMB, kptMs, kptMB []float64
+	var helloMs, helloMB, verMs, verMB, ourMs, ourMB, kptMs, kptMB, baseVerMs, baseVerMB, baseMs, baseMB []float64
+	base := os.Getenv("KPTBOT_BASELINE")
 	for i := 0; i < b.N*7; i++ {
+		if base != "" {
+			mb, ms := run(b, base, "version")
+			baseVerMs, baseVerMB = append(baseVerMs, ms), append(baseVerMB, mb)
+			fresh(ours)
+			mb, ms = run(b, base, "fn", "render", dir)
+			baseMs, baseMB = append(baseMs, ms), append(baseMB, mb)
+		}
 		mb, ms := run(b, filepath.Join(bins, "hello"))
 		helloMs, helloMB = append(helloMs, ms), append(helloMB, mb)
 		mb, ms = run(b, kptbot, "version")
@@ -288,4 +298,10 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 	b.ReportMetric(median(kptMs), "kpt-render-ms")
 	b.ReportMetric(median(kptMB), "kpt-render-MB")
 	b.ReportMetric(median(kptMs)/median(ourMs), "render-speedup-x")
+	if base != "" {
+		b.ReportMetric(median(baseVerMs), "base-version-ms")
+		b.ReportMetric(median(baseVerMB), "base-version-MB")
+		b.ReportMetric(median(baseMs), "base-render-ms")
+		b.ReportMetric(median(baseMB), "base-render-MB")
+	}
 }
