@@ -101,6 +101,9 @@ func BenchmarkCommandDuringFanOut(b *testing.B) {
 		}
 		left := s.queue.Stats().Waiting[workqueue.Bulk]
 		perItem := meanJobTime(b, s)
+		b.Logf("(d) a person's command on an unrelated repository during a %d-follower fan-out, 5 times: at most %d bulk items started ahead of it; "+
+			"delayed at most %.1f ms, %.2f of a mean fan-out item (%.1f ms); %d workers; load average %s",
+			n, maxAhead, ms(maxDelay), maxDelay.Seconds()/perItem.Seconds(), ms(perItem), workers, loadAverage())
 		b.ReportMetric(float64(maxAhead), "bulk-items-started-ahead")
 		b.ReportMetric(float64(maxDelay.Microseconds())/1000, "max-command-delay-ms")
 		b.ReportMetric(float64(perItem.Microseconds())/1000, "mean-item-ms")
