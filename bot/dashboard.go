@@ -71,7 +71,7 @@ func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
 			errs = append(errs, dashboard.Error{Package: p.Package, File: p.File, Message: p.Message})
 		}
 	}
-	body, pkgs, err := dashboard.Body(ctx, dashboard.Input{F: rc.f, Repo: rc.repo, Directory: rc.spec.Directory, Login: b.login(rc.repo.Forge), Variants: rc.cfg.Variants, FanOut: rc.fanOut, Errors: errs})
+	body, shown, err := dashboard.Body(ctx, dashboard.Input{F: rc.f, Repo: rc.repo, Directory: rc.spec.Directory, Login: b.login(rc.repo.Forge), Variants: rc.cfg.Variants, FanOut: rc.fanOut, Errors: errs})
 	if err != nil {
 		return err
 	}
@@ -79,8 +79,11 @@ func (b *Bot) dashboard(ctx context.Context, rc *repoCtx) error {
 		return nil
 	}
 	if len(issues) == 0 {
-		if pkgs == 0 && rc.cfgPath == "" && len(rc.fanOut) == 0 {
-			return nil // a repository with nothing of kptbot's gets no issue
+		if shown == 0 {
+			// Nothing the pull request list does not show already (or
+			// nothing of kptbot's at all): the issue is opened the first
+			// time there is, not on every follower's first resync.
+			return nil
 		}
 		_, err := rc.f.OpenIssue(ctx, rc.repo, dashboardTitle, body, []string{DashboardLabel})
 		return err

@@ -56,6 +56,8 @@ type work struct {
 	cfgChanged bool
 	// refused says which approvals do not count, and why.
 	refused []string
+	// reviewed is set when the change has reviews.
+	reviewed bool
 }
 
 // syncChange renders a change's packages at its head, reports checks,
@@ -237,6 +239,7 @@ func (b *Bot) verdict(ctx context.Context, w *work) (review.Verdict, error) {
 	if err != nil {
 		return review.Verdict{}, err
 	}
+	w.reviewed = len(reviews) > 0
 	in := review.Input{
 		Change:  review.Change{Head: ch.HeadSHA, Author: ch.Author.Login, Draft: ch.Draft},
 		Reviews: reviews, State: w.st, Rules: rules(rc), Bot: b.login(rc.repo.Forge),

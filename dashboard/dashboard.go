@@ -70,7 +70,8 @@ type dashRow struct {
 	paused    bool
 }
 
-// Body renders the dashboard and says how many packages it lists.
+// Body renders the dashboard and says how many things it shows that the
+// repository's list of pull requests does not (see worthShowing).
 func Body(ctx context.Context, in Input) (string, int, error) {
 	snap, err := in.F.ReadTree(ctx, in.Repo, in.Repo.DefaultBranch, "")
 	if err != nil {
@@ -131,8 +132,16 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 		}
 	}
 	names := make([]string, 0, len(rows))
-	for n := range rows {
+	shown := len(in.FanOut) + len(in.Errors)
+	downstream := map[string]bool{}
+	for _, pv := range in.Variants {
+		downstream[strings.Trim(pv.Spec.Downstream.Package, "/")] = true
+	}
+	for n, r := range rows {
 		names = append(names, n)
+		if worthShowing(r, downstream[n]) {
+			shown++
+		}
 	}
 	sort.Strings(names)
 	var s strings.Builder
@@ -165,5 +174,17 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 	if len(errs) > 0 {
 		s.WriteString(errorsHeading + "\n\n" + strings.Join(errs, "\n") + "\n")
 	}
-	return s.String(), len(rows), nil
+	return s.String(), shown, nil
+}
+
+// worthShowing says whether a package's row tells people something their
+// pull request list does not, which is when a repository without a
+// dashboard gets one (one write in its life, not one per fan-out): the
+// repository's own packages (Porch's package view of an upstream), a
+// published revision, a person's draft or proposal, a pause. A follower
+// whose only news is the bot's open update changes (each visible as a
+// pull request) gets no issue yet, as Renovate's dashboard is what lists
+// what is pending, held or failing, not a second copy of the open PRs.
+func worthShowing(r *dashRow, variantDownstream bool) bool {
+	return !variantDownstream || r.latest > 0 || len(r.drafts) > 0 || len(r.proposals) > 0 || r.paused
 }
