@@ -47,6 +47,12 @@ type Options struct {
 	// (repository_dispatch / a pipeline) instead of changing it, so each
 	// downstream's own CI job updates itself (DESIGN §6).
 	FanOutByDispatch bool
+	// SingleWrite makes each change the bot opens or moves for a variant
+	// cost one REST write (the server configuration's writeMode: single):
+	// the render result goes in the change's description instead of a
+	// check, unless the base branch's protection requires the check; no
+	// labels on GitHub, whose create call takes none.
+	SingleWrite bool
 	// DryRun computes and reports what would be done without writing.
 	DryRun bool
 	// RenderTimeout is each package render's time budget (zero:
@@ -136,6 +142,9 @@ type repoCtx struct {
 	// fanOut is fan-out progress to show on the dashboard: package →
 	// its section (rendered by the fan-out).
 	fanOut map[string]string
+	// required are the checks the default branch requires (nil: not
+	// read yet; see requiredChecks).
+	required []string
 }
 
 // forgeFor resolves the forge acting on r (a GitHub App: the installation

@@ -40,7 +40,7 @@ func (b *Bot) onComment(ctx context.Context, ev forge.Event, out *Outcome) error
 // commandEnv is repository rc as the commands see it.
 func (b *Bot) commandEnv(rc *repoCtx) commands.Env {
 	return commands.Env{Name: b.opts.Name, Login: b.login(rc.repo.Forge), DryRun: b.opts.DryRun, Forge: rc.f, Repo: rc.repo,
-		Directory: rc.spec.Directory, Rules: rules(rc)}
+		Directory: rc.spec.Directory, Rules: rules(rc), NoLabels: b.noLabels(rc.repo)}
 }
 
 // commandBot is the bot as the commands see it, on repository rc.

@@ -44,6 +44,9 @@ func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
 	if b.opts.DryRun {
 		return nil
 	}
+	if r.OK && botUpdate(w.ch, b.login(w.rc.repo.Forge)) && !b.checkWanted(ctx, w.rc, rep.Name) {
+		return nil // single mode: the description says it (writes.go)
+	}
 	return w.rc.f.ReportCheck(ctx, w.rc.repo, rep)
 }
 
@@ -92,10 +95,7 @@ func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
 
 // recordInput is what needsRecord looks at on a change being synced.
 func (w *work) recordInput(self, extra string) recordInput {
-	in := recordInput{st: w.st, extra: extra != "" || len(w.refused) > 0, reviewed: w.reviewed}
-	if m, ok := ParseMarker(w.ch.Body); ok && m.Variant != "" && isSelf(w.ch.Author, self) {
-		in.botUpdate = true
-	}
+	in := recordInput{st: w.st, extra: extra != "" || len(w.refused) > 0, reviewed: w.reviewed, botUpdate: botUpdate(w.ch, self)}
 	for _, c := range w.comments {
 		in.othersSpoke = in.othersSpoke || !isSelf(c.Author, self)
 	}

@@ -52,6 +52,9 @@ type plannedVariant struct {
 	// task is the Porch task the update commit records (clone, upgrade;
 	// none: the variant's edit).
 	task porch.Task
+	// noCheck: the change's description is its render report (single
+	// write mode), no check is written.
+	noCheck bool
 }
 
 // reconcileVariants converges every variant targeting rc's repository:
@@ -173,13 +176,16 @@ func (b *Bot) applyVariant(ctx context.Context, rc *repoCtx, mainSHA string, p *
 		return err
 	}
 	draft := p.stage == porch.Draft
+	rep := forge.CheckReport{Name: checkPrefix + p.Package, HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered", Summary: p.diff.Summary()}
+	p.noCheck = !b.checkWanted(ctx, rc, rep.Name)
 	if err := b.upsertUpdateChange(ctx, rc, p, cur, branch, head, draft, openUpdates); err != nil {
 		return err
 	}
-	rep := forge.CheckReport{Name: checkPrefix + p.Package, HeadSHA: head, Status: forge.CheckCompleted, Conclusion: forge.CheckSuccess, Title: "rendered", Summary: p.diff.Summary()}
 	rc.out.Checks = append(rc.out.Checks, CheckRef{Repo: rc.repo.FullName, Name: rep.Name, SHA: head, Conclusion: string(rep.Conclusion), Package: p.Package, Summary: rep.Title})
-	if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
-		return err
+	if !p.noCheck {
+		if err := rc.f.ReportCheck(ctx, rc.repo, rep); err != nil {
+			return err
+		}
 	}
 	if p.stage == porch.Published {
 		return b.publishUpdate(ctx, rc, p, head)
@@ -357,6 +363,9 @@ func (b *Bot) updateBody(p *plannedVariant, m BodyMarker) string {
 		s.WriteString("\n")
 	}
 	s.WriteString("### Rendered resources\n\n" + p.diff.Summary() + "\n\n")
+	if p.noCheck {
+		fmt.Fprintf(&s, "✅ `%s%s` rendered. This description is its report: kptbot writes no check for it (the server's `writeMode` is `single` and the base branch's protection does not require it).\n\n", checkPrefix, p.Package)
+	}
 	fmt.Fprintf(&s, "Commands: `/kptbot pause`, `/kptbot update [REV]`, `/kptbot recreate`.\n\n%s", FormatMarker(m))
 	return s.String()
 }

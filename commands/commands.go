@@ -56,6 +56,10 @@ type Env struct {
 	// spec.directory).
 	Directory string
 	Rules     review.Rules
+	// NoLabels: changes are opened without labels (the server's single
+	// write mode on GitHub, whose create call takes none: they would be a
+	// second write).
+	NoLabels bool
 }
 
 // Answer runs commands cmds of comment cm on change number, in order, and

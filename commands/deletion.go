@@ -71,7 +71,11 @@ func ProposeDeletion(ctx context.Context, env Env, b Bot, pkg, requester string)
 	}
 	body := fmt.Sprintf("Deletes package `%s` (latest revision %s). Publishing this change removes the package from %s.\n\n%s",
 		pkg, porch.RevisionName(latest), repo.DefaultBranch, review.FormatMarker(review.BodyMarker{Package: pkg, Deletion: true}))
-	ch, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: branch, Base: repo.DefaultBranch, Title: "Delete package " + pkg, Body: body, Labels: []string{"kptbot:deletion"}})
+	labels := []string{"kptbot:deletion"}
+	if env.NoLabels {
+		labels = nil
+	}
+	ch, err := f.OpenChange(ctx, repo, forge.ChangeSpec{Head: branch, Base: repo.DefaultBranch, Title: "Delete package " + pkg, Body: body, Labels: labels})
 	if err != nil {
 		return "", nil, err
 	}

@@ -35,10 +35,22 @@ type Server struct {
 	// FanOut is direct (default: the server opens every follower's change)
 	// or dispatch (it tells each follower's own CI to do so).
 	FanOut string `json:"fanOut,omitempty"`
+	// WriteMode is standard (default: each change the bot opens or moves
+	// costs two REST writes, the change and its check) or single (one:
+	// the change alone, its render result in its description, no check
+	// unless branch protection requires it, no labels where the forge's
+	// create call takes none).
+	WriteMode string `json:"writeMode,omitempty"`
 
 	// dir is the config file's directory, for relative paths.
 	dir string
 }
+
+// The write modes (Server.WriteMode).
+const (
+	WriteStandard = "standard"
+	WriteSingle   = "single"
+)
 
 // GitHubServer configures the GitHub side: App mode (appID +
 // privateKeyFile) or token mode (tokenFile).
@@ -129,6 +141,9 @@ func ParseServer(name string, data []byte) (*Server, error) {
 	}
 	if s.QueueSize == 0 {
 		s.QueueSize = 1000
+	}
+	if s.WriteMode != "" && s.WriteMode != WriteStandard && s.WriteMode != WriteSingle {
+		errs = append(errs, fmt.Errorf("%s: writeMode %q: want %s or %s", name, s.WriteMode, WriteStandard, WriteSingle))
 	}
 	if s.FanOut != "" && s.FanOut != "direct" && s.FanOut != "dispatch" {
 		errs = append(errs, fmt.Errorf("%s: fanOut %q: want direct or dispatch", name, s.FanOut))

@@ -20,6 +20,7 @@ func TestParseServer(t *testing.T) {
 		{"both modes", "github:\n  appID: 1\n  privateKeyFile: k\n  tokenFile: t\n", "exclude each other"},
 		{"bad duration", "resyncInterval: often\ngitlab: {tokenFile: t}\n", "want a positive Go duration"},
 		{"bad fan-out", "fanOut: sideways\ngitlab: {tokenFile: t}\n", "want direct or dispatch"},
+		{"bad write mode", "writeMode: none\ngitlab: {tokenFile: t}\n", `writeMode "none": want standard or single`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -257,7 +257,15 @@ func (c CheckReport) Validate() error {
 type Checks interface {
 	// ReportCheck creates or updates the check named r.Name on r.HeadSHA.
 	ReportCheck(ctx context.Context, repo Repo, r CheckReport) error
+	// RequiredChecks are the check names the forge requires on a change
+	// before it merges into branch (GitHub's branch protection; "*" when
+	// every status counts, as with GitLab's "pipelines must succeed");
+	// none when nothing is required. A read, never a write.
+	RequiredChecks(ctx context.Context, repo Repo, branch string) ([]string, error)
 }
+
+// AnyCheck in RequiredChecks' answer means every check counts.
+const AnyCheck = "*"
 
 // RepoLister lists the repositories the bot's identity can see (an App
 // installation's repositories, or a token's projects).

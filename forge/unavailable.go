@@ -104,6 +104,10 @@ func (u unavailable) Permission(context.Context, Repo, string) (Permission, erro
 
 func (u unavailable) ReportCheck(context.Context, Repo, CheckReport) error { return u.err }
 
+func (u unavailable) RequiredChecks(context.Context, Repo, string) ([]string, error) {
+	return nil, u.err
+}
+
 func (u unavailable) Dispatch(context.Context, Repo, string, map[string]any) error { return u.err }
 
 func (u unavailable) ListRepos(context.Context) ([]Repo, error) { return nil, u.err }

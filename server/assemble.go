@@ -119,7 +119,7 @@ func NewApp(ctx context.Context, cfg *config.Server, log *slog.Logger, reg prome
 		listers = append(listers, projectLister(c, g.Projects))
 	}
 	b, err := newBot(bot.Options{Forges: a.Forges, Name: cfg.BotName, Login: cfg.BotLogin, Logins: logins, Logger: log, DryRun: dryRun,
-		FanOutByDispatch: cfg.FanOut == "dispatch", Registry: reg,
+		FanOutByDispatch: cfg.FanOut == "dispatch", SingleWrite: cfg.WriteMode == config.WriteSingle, Registry: reg,
 		Functions: bot.Policy{AllowExec: cfg.Functions.AllowExec, AllowContainers: cfg.Functions.AllowContainers, AllowedImages: cfg.Functions.AllowedImages}})
 	if err != nil {
 		return nil, err

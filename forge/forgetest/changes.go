@@ -144,6 +144,24 @@ func (f *Fake) ListReviews(_ context.Context, r forge.Repo, number int) ([]forge
 	return append([]forge.Review(nil), f.repo(r).reviews[number]...), nil
 }
 
+// RequireChecks makes branch protection require the named checks on
+// changes into branch (none: nothing required).
+func (f *Fake) RequireChecks(r forge.Repo, branch string, names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.repo(r).required[branch] = names
+}
+
+// RequiredChecks implements forge.Checks.
+func (f *Fake) RequiredChecks(_ context.Context, r forge.Repo, branch string) ([]string, error) {
+	unlock, err := f.enter("RequiredChecks")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return append([]string(nil), f.repo(r).required[branch]...), nil
+}
+
 // ReportCheck implements forge.Checks.
 func (f *Fake) ReportCheck(_ context.Context, r forge.Repo, c forge.CheckReport) error {
 	unlock, err := f.enter("ReportCheck")

@@ -48,6 +48,7 @@ type repo struct {
 	issues   map[int]*forge.Issue
 	labels   map[int][]string             // issue labels
 	checks   map[string]forge.CheckReport // by headSHA + "\x00" + name
+	required map[string][]string          // by branch: the checks its protection requires
 	next     int
 }
 
@@ -112,7 +113,7 @@ func (f *Fake) repo(r forge.Repo) *repo {
 	if !ok {
 		rp = &repo{commits: map[string]commit{}, branches: map[string]string{}, tags: map[string]string{},
 			changes: map[int]*forge.Change{}, reviews: map[int][]forge.Review{}, comments: map[int64]*forge.Comment{}, checks: map[string]forge.CheckReport{},
-			onChange: map[int64]int{}, issues: map[int]*forge.Issue{}, labels: map[int][]string{}}
+			onChange: map[int64]int{}, issues: map[int]*forge.Issue{}, labels: map[int][]string{}, required: map[string][]string{}}
 		f.repos[r.FullName] = rp
 	}
 	return rp

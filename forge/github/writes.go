@@ -429,6 +429,53 @@ func (c *Client) checkThere(ctx context.Context, owner, name string, rep forge.C
 		out.GetTitle() == title && out.GetSummary() == rep.Summary && out.GetAnnotationsCount() == min(len(rep.Annotations), maxAnnotations)
 }
 
+// RequiredChecks implements forge.Checks from the repository's protected
+// branches as listed (GET /branches?protected=true shows each one's
+// required status checks): one read, no administration permission needed.
+// Rulesets are not read, so a check a ruleset requires is not seen here.
+func (c *Client) RequiredChecks(ctx context.Context, r forge.Repo, branch string) ([]string, error) {
+	owner, name, err := split(r)
+	if err != nil {
+		return nil, err
+	}
+	req, err := c.gh.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/branches?protected=true&per_page=100", owner, name), nil)
+	if err != nil {
+		return nil, err
+	}
+	var bs []struct {
+		Name       string `json:"name"`
+		Protection struct {
+			RequiredStatusChecks struct {
+				Contexts []string `json:"contexts"`
+				Checks   []struct {
+					Context string `json:"context"`
+				} `json:"checks"`
+			} `json:"required_status_checks"`
+		} `json:"protection"`
+	}
+	if _, err := c.gh.Do(ctx, req, &bs); err != nil {
+		return nil, apiError("listing the protected branches of "+r.FullName, err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range bs {
+		if b.Name != branch {
+			continue
+		}
+		names := b.Protection.RequiredStatusChecks.Contexts // GitHub lists each name in both
+		for _, ch := range b.Protection.RequiredStatusChecks.Checks {
+			names = append(names, ch.Context)
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
 // Dispatch implements forge.Dispatcher with repository_dispatch.
 func (c *Client) Dispatch(ctx context.Context, r forge.Repo, eventType string, payload map[string]any) error {
 	owner, name, err := split(r)

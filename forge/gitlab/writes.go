@@ -273,6 +273,22 @@ func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckR
 	return nil
 }
 
+// RequiredChecks implements forge.Checks: GitLab names no required
+// statuses, but a project whose merge requests must have a successful
+// pipeline counts every commit status (an external status forms the
+// commit's pipeline), so then every check is required. The project is
+// read once per client.
+func (c *Client) RequiredChecks(ctx context.Context, r forge.Repo, _ string) ([]string, error) {
+	p, err := c.project(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if p.OnlyAllowMergeIfPipelineSucceeds {
+		return []string{forge.AnyCheck}, nil
+	}
+	return nil, nil
+}
+
 func commitState(rep forge.CheckReport) (gl.BuildStateValue, error) {
 	switch rep.Status {
 	case forge.CheckQueued:

@@ -208,11 +208,23 @@ func (f *Server) contentRoutes(route routeFunc) {
 		})
 		writeJSON(w, http.StatusOK, out)
 	})
-	route("GET /repos/{owner}/{repo}/branches", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
+	route("GET /repos/{owner}/{repo}/branches", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, name string) {
 		out := []map[string]any{}
 		bs, _ := repo.Branches()
 		bs.ForEach(func(rf *plumbing.Reference) error {
-			out = append(out, map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": rf.Hash().String(), "url": "u"}, "protected": false})
+			b := map[string]any{"name": rf.Name().Short(), "commit": map[string]string{"sha": rf.Hash().String(), "url": "u"}, "protected": false}
+			if req, ok := f.required[name+"\x00"+rf.Name().Short()]; ok {
+				// GitHub's listing shows a protected branch's required checks.
+				checks := []map[string]any{}
+				for _, c := range req {
+					checks = append(checks, map[string]any{"context": c, "app_id": nil})
+				}
+				b["protected"] = true
+				b["protection"] = map[string]any{"enabled": true, "required_status_checks": map[string]any{"enforcement_level": "non_admins", "contexts": req, "checks": checks}}
+			}
+			if r.URL.Query().Get("protected") != "true" || b["protected"] == true {
+				out = append(out, b)
+			}
 			return nil
 		})
 		writeJSON(w, http.StatusOK, out)

@@ -46,7 +46,10 @@ type Server struct {
 	merges    map[string]int
 	// private are the repositories that are not public.
 	private map[string]bool
-	clock   time.Time
+	// required are the status checks each protected branch requires, by
+	// repository and branch.
+	required map[string][]string
+	clock    time.Time
 }
 
 // tick is the fake's clock: one second (GitHub's timestamp resolution)
@@ -72,7 +75,7 @@ func (f *Server) number(repo string) int {
 func New(t *testing.T) *Server {
 	t.Helper()
 	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
-		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}}
+		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}, required: map[string][]string{}}
 	gitSrv := httptest.NewServer(f.gitAuth(gitfixture.HTTPHandler(t, f.root)))
 	t.Cleanup(gitSrv.Close)
 	routes := f.handler()
@@ -99,6 +102,14 @@ func (f *Server) Seed(r forge.Repo, branch string, files map[string][]byte) stri
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seed(r, branch, files)
+}
+
+// Protect gives branch of r a protection that requires the named status
+// checks, as the branch listing then shows it.
+func (f *Server) Protect(r forge.Repo, branch string, checks ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.required[r.FullName+"\x00"+branch] = checks
 }
 
 // SetPrivate makes repository r private (repositories are public until
