@@ -14,6 +14,7 @@ import (
 	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
+	"github.com/kptbot/kptbot/review"
 )
 
 // restWrites counts the REST writes (every request but GET and HEAD) the
@@ -251,4 +252,41 @@ func short(ws []string) []string {
 // writesOptions is the bot of TestWritesPerPullRequest.
 func writesOptions(f any) bot.Options {
 	return bot.Options{Forges: map[string]forge.Resolver{forge.GitHub: forge.Static(f)}, Name: "kptbot", Login: "kptbot[bot]"}
+}
+
+// TestBotChangeRecordedWhenPeopleTakePart: the bot's own update change,
+// which has no status comment while nobody takes part, gets one with the
+// first person's word. A bare approve as that first word cannot be bound
+// (the bot never recorded when it first saw the head, so the head may
+// have moved after the comment was written): it is refused with the
+// commit to name, and the record begins there; the next bare approve,
+// written after it, counts.
+func TestBotChangeRecordedWhenPeopleTakePart(t *testing.T) {
+	t.Parallel()
+	f := newWritesFanOut(t, 1, false)
+	f.run()
+	w := f.w
+	w.repo = f.site(1)
+	w.gh.SetPermission(w.repo, "alice", "write")
+	if cs := w.comments(1); len(cs) != 0 {
+		t.Fatalf("the untouched pull request has comments: %q", cs)
+	}
+	w.comment(1, "alice", "/kptbot approve")
+	cs := w.comments(1)
+	status := 0
+	for _, c := range cs {
+		if strings.HasPrefix(c, review.StatusHeader) {
+			status++
+		}
+	}
+	if status != 1 || !strings.Contains(strings.Join(cs, "\n"), "Approve it explicitly with `/kptbot approve "+f.change(1).HeadSHA+"`") {
+		t.Fatalf("after the first bare approve: want the refusal naming the head and the bot's status comment, got %q", cs)
+	}
+	if w.gh.Merges(w.repo) != 0 {
+		t.Fatal("a bare approve the bot could not bind merged the change")
+	}
+	w.comment(1, "alice", "/kptbot approve")
+	if c := f.change(1); !c.Merged {
+		t.Fatalf("the second bare approve, written after the record began, did not publish: %q", w.comments(1))
+	}
 }
