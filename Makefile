@@ -47,7 +47,7 @@ bench:
 	go test -run '^$$' -bench . -benchtime 20x ./fetch/...
 	go test -run '^$$' -bench FanOut1000 -benchtime 1x -timeout 30m ./fanout
 	KPTBOT_FLEET=10000 go test -run '^$$' -bench Fleet -benchtime 1x -timeout 60m ./fanout
-	go test -run 'TestWritesPerPullRequest' -count 1 -v ./server | grep -E 'writes per pull request|resyncs after|^(ok|FAIL)' | sed -E 's/: \[.*//'
+	go test -run 'TestWritesPerPullRequest|TestGitLabWritesPerMergeRequest' -count 1 -v ./server | grep -E 'writes per (pull|merge) request|resyncs after|^(ok|FAIL)' | sed -E 's/: \[.*//'
 	KPTBOT_WRITES_FOLLOWERS=25 go test -run 'TestWritesPerPullRequest' -count 1 -v ./server | grep -E 'writes per pull request|resyncs after|^(ok|FAIL)' | sed -E 's/: \[.*//'
 	go test -run '^$$' -bench 'WebhookIntakeUnderResync|CommandDuringFanOut' -benchtime 1x -timeout 30m ./server
 	KPTBOT_MEASURE=1 go test -run 'TestActionNothingToDoCost' -count 1 -v ./cmd/kptbot | grep -E 'nothing to do:|^(ok|FAIL)'

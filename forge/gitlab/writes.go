@@ -264,6 +264,9 @@ func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckR
 		opt.TargetURL = gl.Ptr(rep.DetailsURL)
 	}
 	op := fmt.Sprintf("reporting status %s on %s in %s", rep.Name, rep.HeadSHA, r.FullName)
+	if c.statusThere(ctx, id, rep, opt) {
+		return nil
+	}
 	if _, _, err := c.gl.Commits.SetCommitStatus(id, rep.HeadSHA, opt, ctxOpt(ctx)); err != nil {
 		if _, ok := rejected(err, []int{http.StatusBadRequest}, "Cannot transition status"); ok {
 			return nil
@@ -271,6 +274,31 @@ func (c *Client) ReportCheck(ctx context.Context, r forge.Repo, rep forge.CheckR
 		return c.apiError(op, err)
 	}
 	return nil
+}
+
+// statusThere reports whether the commit's latest status of rep's name
+// already says what opt would (state, description, target URL): every
+// resync renders each open change again, and a write is what the rate
+// limits count, a read is not (GitLab would refuse the same state again
+// with a 400 anyway). Any doubt (a failed read) writes.
+func (c *Client) statusThere(ctx context.Context, id any, rep forge.CheckReport, opt *gl.SetCommitStatusOptions) bool {
+	sts, _, err := c.gl.Commits.GetCommitStatuses(id, rep.HeadSHA, &gl.GetCommitStatusesOptions{Name: gl.Ptr(rep.Name)}, ctxOpt(ctx))
+	if err != nil {
+		return false
+	}
+	for _, st := range sts {
+		if st.Name == rep.Name {
+			return st.Status == string(opt.State) && st.Description == deref(opt.Description) && st.TargetURL == deref(opt.TargetURL)
+		}
+	}
+	return false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // RequiredChecks implements forge.Checks: GitLab names no required

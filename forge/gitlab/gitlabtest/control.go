@@ -114,6 +114,14 @@ func (f *Server) SetPrivate(r forge.Repo, private bool) {
 	f.SetVisibility(r, v)
 }
 
+// RequirePipelines turns on r's "Pipelines must succeed", as its project
+// then shows it.
+func (f *Server) RequirePipelines(r forge.Repo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.project(r).pipelineRequired = true
+}
+
 // SetVisibility sets project r's visibility: private (the default),
 // internal or public.
 func (f *Server) SetVisibility(r forge.Repo, visibility string) {

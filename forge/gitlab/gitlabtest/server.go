@@ -92,6 +92,9 @@ type fProject struct {
 	merges    int
 	// visibility is private (the default), internal or public.
 	visibility string
+	// pipelineRequired is "Pipelines must succeed"
+	// (only_allow_merge_if_pipeline_succeeds).
+	pipelineRequired bool
 }
 
 type fIssue struct {
@@ -355,6 +358,7 @@ func (f *Server) projectJSON(p *fProject) map[string]any {
 		"id": p.id, "path_with_namespace": p.path, "path": filepath.Base(p.path), "name": filepath.Base(p.path),
 		"default_branch": def, "http_url_to_repo": f.GitURL + p.path + ".git", "ssh_url_to_repo": "git@gitlab.example:" + p.path + ".git",
 		"web_url": "https://gitlab.example/" + p.path, "visibility": p.visibility, "topics": append([]string{}, p.topics...), "archived": false,
+		"only_allow_merge_if_pipeline_succeeds": p.pipelineRequired,
 	}
 }
 
@@ -462,6 +466,21 @@ func (f *Server) ciRoutes(project func(string, projectHandler)) {
 		p.statuses[sha+"\x00"+name] = CommitStatus{State: state, Description: str(in, "description"), TargetURL: str(in, "target_url")}
 		writeJSON(w, http.StatusCreated, map[string]any{"id": f.id(), "sha": sha, "status": state, "name": name,
 			"description": in["description"], "target_url": in["target_url"], "author": userJSON(f.bot)})
+	})
+	// The latest status of each name on a commit (GitLab's all=false).
+	project("GET /projects/{id}/repository/commits/{sha}/statuses", func(w http.ResponseWriter, r *http.Request, p *fProject) {
+		out := []map[string]any{}
+		sha := r.PathValue("sha")
+		for k, st := range p.statuses {
+			name, ok := strings.CutPrefix(k, sha+"\x00")
+			if !ok || (r.URL.Query().Get("name") != "" && r.URL.Query().Get("name") != name) {
+				continue
+			}
+			out = append(out, map[string]any{"id": f.id(), "sha": sha, "status": st.State, "name": name,
+				"description": st.Description, "target_url": st.TargetURL, "author": userJSON(f.bot)})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
+		writeJSON(w, http.StatusOK, out)
 	})
 	pipeline := func(w http.ResponseWriter, p *fProject, ref string, vars map[string]any, source string) {
 		c, err := resolve(f.git(p), ref)
