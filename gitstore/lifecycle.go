@@ -120,7 +120,7 @@ func (s *Store) createDraft(ctx context.Context, pkg, ws string, files map[strin
 	if err != nil {
 		return "", err
 	}
-	return h.String(), s.setRef(draftRef(pkg, ws), nil, h)
+	return h.String(), s.setRef(ctx, draftRef(pkg, ws), nil, h)
 }
 
 // UpdateDraft commits new package files onto an existing draft, as
@@ -161,20 +161,20 @@ func (s *Store) updateDraft(ctx context.Context, pkg, ws string, files map[strin
 	if err != nil {
 		return "", err
 	}
-	return h.String(), s.setRef(name, old, h)
+	return h.String(), s.setRef(ctx, name, old, h)
 }
 
 // Propose moves a draft to proposed/<pkg>/<ws>.
 func (s *Store) Propose(ctx context.Context, pkg, ws string) error {
-	return s.locked(ctx, func() error { return s.move(draftRef(pkg, ws), proposedRef(pkg, ws), pkg, ws) })
+	return s.locked(ctx, func() error { return s.move(ctx, draftRef(pkg, ws), proposedRef(pkg, ws), pkg, ws) })
 }
 
 // Reject moves a proposal back to drafts/<pkg>/<ws>.
 func (s *Store) Reject(ctx context.Context, pkg, ws string) error {
-	return s.locked(ctx, func() error { return s.move(proposedRef(pkg, ws), draftRef(pkg, ws), pkg, ws) })
+	return s.locked(ctx, func() error { return s.move(ctx, proposedRef(pkg, ws), draftRef(pkg, ws), pkg, ws) })
 }
 
-func (s *Store) move(from, to, pkg, ws string) error {
+func (s *Store) move(ctx context.Context, from, to, pkg, ws string) error {
 	old, err := s.ref(from)
 	if err != nil {
 		return err
@@ -182,16 +182,18 @@ func (s *Store) move(from, to, pkg, ws string) error {
 	if old == nil {
 		return fmt.Errorf("%w: %s/%s has no branch %s", ErrNotFound, pkg, ws, from)
 	}
-	if err := s.setRef(to, nil, old.Hash()); err != nil {
+	if err := s.setRef(ctx, to, nil, old.Hash()); err != nil {
 		return err
 	}
-	return s.removeRef(from, old)
+	return s.removeRef(ctx, from, old)
 }
 
 // Approve publishes a proposal as Porch does: the package's tree is
 // re-committed onto the tip of the registered branch ("Approving package
 // revision <pkg>/<N>"), tagged <pkg>/v<N> with N one more than the highest
 // published revision, and the proposed branch is deleted. It returns N.
+// A tag that already exists is never moved (publish); a proposal an
+// earlier run published but did not delete is only deleted.
 func (s *Store) Approve(ctx context.Context, pkg, ws string) (n int, err error) {
 	err = s.locked(ctx, func() error {
 		n, err = s.approve(ctx, pkg, ws)
@@ -216,6 +218,14 @@ func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if done, err := s.alreadyPublished(pkg, ws, n, prop.Hash()); err != nil || done {
+		// An earlier run published it and stopped before deleting the
+		// proposal: finish that run instead of publishing it twice.
+		if err == nil {
+			err = s.removeRef(ctx, proposedRef(pkg, ws), prop)
+		}
+		return n, err
+	}
 	n++
 	base, err := s.ref("refs/heads/" + s.branch)
 	if err != nil {
@@ -237,18 +247,24 @@ func (s *Store) approve(ctx context.Context, pkg, ws string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if s.remote {
+		if err := s.publish(ctx, pkg, ws, n, base, h, prop); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
 	// The tag first: if another approval took revision N, nothing else moved.
-	if err := s.setRef(porch.TagRef(pkg, n), nil, h); err != nil {
+	if err := s.setRef(ctx, porch.TagRef(pkg, n), nil, h); err != nil {
 		return 0, err
 	}
-	if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
+	if err := s.setRef(ctx, "refs/heads/"+s.branch, base, h); err != nil {
 		// Give the revision number back; nothing else moved.
 		if tag, terr := s.ref(porch.TagRef(pkg, n)); terr == nil && tag != nil {
-			_ = s.removeRef(porch.TagRef(pkg, n), tag)
+			_ = s.removeRef(ctx, porch.TagRef(pkg, n), tag)
 		}
 		return 0, err
 	}
-	return n, s.removeRef(proposedRef(pkg, ws), prop)
+	return n, s.removeRef(ctx, proposedRef(pkg, ws), prop)
 }
 
 // latest is the highest published revision of pkg (0: none).
@@ -275,7 +291,7 @@ func (s *Store) proposeDelete(ctx context.Context, pkg string, n int) error {
 	if tag == nil {
 		return fmt.Errorf("%w: %s/v%d is not published", ErrNotFound, pkg, n)
 	}
-	return s.setRef(deletionProposedRef(pkg, n), nil, tag.Hash())
+	return s.setRef(ctx, deletionProposedRef(pkg, n), nil, tag.Hash())
 }
 
 // DeleteDraft deletes a draft or proposal branch.
@@ -290,7 +306,7 @@ func (s *Store) deleteDraft(ctx context.Context, pkg, ws string) error {
 			return err
 		}
 		if r != nil {
-			return s.removeRef(name, r)
+			return s.removeRef(ctx, name, r)
 		}
 	}
 	return fmt.Errorf("%w: no draft or proposal %s/%s", ErrNotFound, pkg, ws)
@@ -333,7 +349,7 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 			if err != nil {
 				return err
 			}
-			if err := s.setRef("refs/heads/"+s.branch, base, h); err != nil {
+			if err := s.setRef(ctx, "refs/heads/"+s.branch, base, h); err != nil {
 				return err
 			}
 		}
@@ -343,9 +359,9 @@ func (s *Store) deletePublished(ctx context.Context, pkg string, n int) error {
 		return err
 	}
 	if tag != nil {
-		if err := s.removeRef(porch.TagRef(pkg, n), tag); err != nil {
+		if err := s.removeRef(ctx, porch.TagRef(pkg, n), tag); err != nil {
 			return err
 		}
 	}
-	return s.removeRef(deletionProposedRef(pkg, n), prop)
+	return s.removeRef(ctx, deletionProposedRef(pkg, n), prop)
 }

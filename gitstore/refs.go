@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/kptbot/kptbot/fetch"
@@ -63,7 +61,7 @@ func (s *Store) ref(name string) (*plumbing.Reference, error) {
 }
 
 // setRef moves name from old (nil: must not exist) to h.
-func (s *Store) setRef(name string, old *plumbing.Reference, h plumbing.Hash) error {
+func (s *Store) setRef(ctx context.Context, name string, old *plumbing.Reference, h plumbing.Hash) error {
 	newRef := plumbing.NewHashReference(plumbing.ReferenceName(name), h)
 	if old == nil {
 		if cur, err := s.ref(name); err != nil {
@@ -78,28 +76,31 @@ func (s *Store) setRef(name string, old *plumbing.Reference, h plumbing.Hash) er
 		return fmt.Errorf("%w: %s moved: %v", ErrConflict, name, err)
 	}
 	if s.remote {
-		return s.push(name, name, old)
+		return s.push(ctx, name, name, old)
 	}
 	return nil
 }
 
 // push sends one ref update (src "" deletes dst) to the remote, requiring
-// the remote ref to still be old (absent when old is nil).
-func (s *Store) push(src, dst string, old *plumbing.Reference) error {
-	opts := &git.PushOptions{
-		RemoteName: "origin",
-		RemoteURL:  s.repo.PushURL,
-		RefSpecs:   []config.RefSpec{config.RefSpec(src + ":" + dst)},
-		Auth:       fetch.AuthFor(s.repo.PushURL),
-	}
+// the remote ref to still be old (absent when old is nil: create only, so
+// a tag that exists on the remote is never moved).
+func (s *Store) push(ctx context.Context, src, dst string, old *plumbing.Reference) error {
+	u := gitrepo.RefUpdate{Name: plumbing.ReferenceName(dst)}
 	if old != nil {
-		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(old.Hash().String() + ":" + dst)}
+		u.Old = old.Hash()
 	}
-	return gitrepo.PushError(s.git.Push(opts), ErrConflict, fmt.Sprintf("pushing %s to %s", dst, fetch.Redact(s.repo.URL)))
+	if src != "" {
+		r, err := s.ref(src)
+		if err != nil || r == nil {
+			return fmt.Errorf("pushing %s: no local ref %s: %v", dst, src, err)
+		}
+		u.New = r.Hash()
+	}
+	return s.pushRefs(ctx, u)
 }
 
 // removeRef deletes name if it still points where it did.
-func (s *Store) removeRef(name string, old *plumbing.Reference) error {
+func (s *Store) removeRef(ctx context.Context, name string, old *plumbing.Reference) error {
 	cur, err := s.ref(name)
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func (s *Store) removeRef(name string, old *plumbing.Reference) error {
 		return err
 	}
 	if s.remote {
-		return s.push("", name, old)
+		return s.push(ctx, "", name, old)
 	}
 	return nil
 }

@@ -20,7 +20,9 @@ func PushError(err, conflict error, op string) error {
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return nil
-	case pushRejected(err):
+	case errors.Is(err, errAlreadyThere):
+		return nil
+	case errors.Is(err, errRefMoved), pushRejected(err):
 		return fmt.Errorf("%w: %s: %v", conflict, op, err)
 	default:
 		return fmt.Errorf("%s: %w", op, err)
@@ -29,10 +31,17 @@ func PushError(err, conflict error, op string) error {
 
 // pushRejected reports a push refused because a ref was not where the
 // pusher expected: go-git's lease check ("remote ref … required to be …"),
-// a non-fast-forward update, a tag or branch that already exists, or a
-// remote's "rejected" status.
+// a non-fast-forward update, a tag or branch that already exists, a
+// remote's "rejected" status, or receive-pack's "failed to update ref"
+// (its own compare-and-swap on the old value lost under the ref lock:
+// the ref was created or moved after it advertised the refs), which an
+// atomic push reports on every ref as "atomic transaction failed".
 func pushRejected(err error) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "required to be") || strings.Contains(msg, "non-fast-forward") ||
-		strings.Contains(msg, "already exists") || strings.Contains(msg, "rejected")
+	for _, s := range []string{"required to be", "non-fast-forward", "already exists", "rejected", "failed to update ref", "atomic transaction failed"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,9 +3,12 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-git/go-git/v5"
@@ -66,6 +69,25 @@ func TestPushError(t *testing.T) {
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "deny", URLs: []string{strings.TrimSuffix(url, "r.git") + "deny.git"}}); err != nil {
 		t.Fatal(err)
 	}
+	// A server where another writer creates a ref between receive-pack's
+	// ref advertisement and the pushed commands, so only receive-pack's
+	// own compare-and-swap sees it.
+	var strike atomic.Pointer[string]
+	backend := gitfixture.HTTPHandler(t, root)
+	racing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if tag := strike.Swap(nil); tag != nil {
+				gitfixture.Git(t, bare, "tag", *tag, first)
+			}
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(racing.Close)
+	racePush := func(tag string, updates ...RefUpdate) error {
+		strike.Store(&tag)
+		return PushRefs(ctx, repo.Storer, racing.URL+"/r.git", nil, updates)
+	}
+	h1, h2 := plumbing.NewHash(first), plumbing.NewHash(second)
 	errConflict := errors.New("conflict sentinel")
 	for _, tc := range []struct {
 		name     string
@@ -82,6 +104,24 @@ func TestPushError(t *testing.T) {
 		{"non-fast-forward", func() error { return push("refs/heads/one:refs/heads/main") }, true, false},
 		{"remote refuses a non-fast-forward", func() error {
 			return repo.PushContext(ctx, &git.PushOptions{RemoteName: "deny", RefSpecs: []config.RefSpec{"+refs/heads/one:refs/heads/main"}})
+		}, true, false},
+		{"create only: a tag at an ancestor is not fast-forwarded", func() error {
+			return PushRefs(ctx, repo.Storer, url, nil, []RefUpdate{{Name: "refs/tags/v1", New: h2}})
+		}, true, false},
+		{"create only: the tag already there", func() error {
+			return PushRefs(ctx, repo.Storer, url, nil, []RefUpdate{{Name: "refs/tags/v1", New: h1}})
+		}, false, true},
+		{"compare-and-swap on a branch", func() error {
+			return PushRefs(ctx, repo.Storer, url, nil, []RefUpdate{{Name: "refs/heads/old", Old: h1, New: h2}})
+		}, false, true},
+		{"compare-and-swap on a branch that moved", func() error {
+			return PushRefs(ctx, repo.Storer, url, nil, []RefUpdate{{Name: "refs/heads/old", Old: h1, New: h1}, {Name: "refs/heads/main", Old: h1, New: h2}})
+		}, true, false},
+		{"receive-pack: failed to update ref", func() error {
+			return racePush("race1", RefUpdate{Name: "refs/tags/race1", New: h2})
+		}, true, false},
+		{"receive-pack: atomic transaction failed", func() error {
+			return racePush("race2", RefUpdate{Name: "refs/tags/race2", New: h2}, RefUpdate{Name: "refs/heads/race2", New: h2})
 		}, true, false},
 		{"receive-pack: already exists", func() error {
 			return (&packp.CommandStatus{ReferenceName: "refs/tags/v1", Status: "already exists"}).Error()

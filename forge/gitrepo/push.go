@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -84,15 +83,15 @@ func PushFiles(ctx context.Context, p Push) (string, error) {
 	if err := repo.Storer.SetReference(plumbing.NewHashReference(ref, h)); err != nil {
 		return "", err
 	}
-	opts := &git.PushOptions{RemoteName: "origin", Auth: p.Auth, RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)}}
+	// The new commit may sit on a new base (a rebase): not a fast-forward,
+	// and the lease on the old SHA (none: create only) is what keeps it safe.
+	var old plumbing.Hash
 	if p.OldSHA != "" {
-		// The new commit may sit on a new base (a rebase), so the update is
-		// forced, and the lease on the old SHA is what keeps it safe.
-		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
-		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(p.OldSHA + ":" + ref.String())}
+		old = plumbing.NewHash(p.OldSHA)
 	}
+	update := []RefUpdate{{Name: ref, Old: old, New: h}}
 	op := fmt.Sprintf("pushing %s to %s", p.Branch, fetch.Redact(p.URL))
-	if err := PushError(repo.PushContext(ctx, opts), forge.ErrConflict, op); err != nil {
+	if err := PushError(PushRefs(ctx, repo.Storer, p.URL, p.Auth, update), forge.ErrConflict, op); err != nil {
 		return "", err
 	}
 	return h.String(), nil

@@ -1,7 +1,8 @@
 // Package gitrepo is the git plumbing kptbot does over a remote's smart
 // protocol, in memory: read a tree at a ref, push files as one commit with
-// a lease on the branch's old SHA, delete a branch only where it was, read
-// a log. Both forge adapters embed it to move content over git instead of
+// a lease on the branch's old SHA, delete a branch only where it was,
+// update refs as compare-and-swaps (a tag is only ever created), read a
+// log. Both forge adapters embed it to move content over git instead of
 // one REST call per file, and package gitstore builds Porch's lifecycle on
 // its tree writing. It knows nothing of packages: no engine, no Porch.
 package gitrepo
@@ -149,11 +150,7 @@ func (r Remote) DeleteBranch(ctx context.Context, branch, expectedSHA string) er
 		return fmt.Errorf("%w: branch %s of %s is at %s, expected %s (someone pushed; not deleted)",
 			forge.ErrConflict, branch, fetch.Redact(r.URL), cur.Hash(), expectedSHA)
 	}
-	err = repo.PushContext(ctx, &git.PushOptions{
-		RemoteName: "origin", Auth: r.Auth,
-		RefSpecs:          []config.RefSpec{config.RefSpec(":" + ref.String())},
-		RequireRemoteRefs: []config.RefSpec{config.RefSpec(expectedSHA + ":" + ref.String())},
-	})
+	err = PushRefs(ctx, repo.Storer, r.URL, r.Auth, []RefUpdate{{Name: ref, Old: cur.Hash()}})
 	return PushError(err, forge.ErrConflict, fmt.Sprintf("deleting %s in %s", branch, fetch.Redact(r.URL)))
 }
 
