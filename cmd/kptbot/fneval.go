@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -164,6 +165,13 @@ KPT_FN_RUNTIME) and run the image there.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			if dir != "-" {
+				resolved, err := resolveSymlink(cmd.ErrOrStderr(), dir)
+				if err != nil {
+					return err
+				}
+				dir = resolved
+			}
 			opts, err := f.options(kv)
 			if err != nil {
 				return err
@@ -173,6 +181,20 @@ KPT_FN_RUNTIME) and run the image there.`,
 	}
 	f.add(cmd)
 	return cmd
+}
+
+// resolveSymlink is kpt's for a package argument: a symlink is followed,
+// with kpt's warning that links inside the package are not.
+func resolveSymlink(w io.Writer, dir string) (string, error) {
+	fi, lerr := os.Lstat(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if lerr == nil && fi.Mode().Type() == os.ModeSymlink {
+		fmt.Fprintf(w, "[WARN] resolved symlink %q to %q, please note that the symlinks within the package are ignored\n", dir, resolved)
+	}
+	return resolved, nil
 }
 
 func (f *evalFlags) run(cmd *cobra.Command, dir string, opts fneval.EvalOptions) error {
@@ -272,6 +294,11 @@ func (f *evalFlags) report(w io.Writer, res *fneval.EvalResult, err error, took 
 		lines := strings.Split(s, "\n")
 		if err != nil && f.truncateOutput && len(lines) > 4 {
 			lines = append(lines[:4], fmt.Sprintf("...(%d line(s) truncated, use '--truncate-output=false' to disable)", len(lines)-4))
+		}
+		if strings.HasSuffix(item.Stderr, "\n") {
+			// kpt splits the stderr as it is: a final newline (an exec
+			// function's; a container's is dropped) leaves an empty item
+			lines = append(lines, "")
 		}
 		for i := range lines {
 			lines[i] = strings.TrimSpace(lines[i])

@@ -51,6 +51,11 @@ type Function struct {
 	maxSteps uint64
 	// stderr receives the function's standard error (see WithStderr).
 	stderr io.Writer
+	// sdkOrder: the catalog function is built with the KRM function SDK,
+	// which writes its items sorted (sortLikeSDK). Run sorts as the SDK
+	// does; Process keeps the order it was given, for a renderer that
+	// writes files by their annotations and may stream.
+	sdkOrder bool
 }
 
 // WithStderr returns a copy of f that writes what the catalog function
@@ -100,18 +105,18 @@ type processor func(rl *resourcelist.List) error
 // package variable so that callers can never mutate shared state.
 func functions() []Function {
 	return []Function{
-		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements, sourced: sourceApplyReplacements, readsAll: true},
+		{Name: "apply-replacements", Versions: []string{"v0.1"}, Description: "Copy field values between resources with kustomize-style replacements.", run: runApplyReplacements, sourced: sourceApplyReplacements, readsAll: true, sdkOrder: true},
 		{Name: "apply-setters", Versions: []string{"v0.1", "v0.2"}, Description: "Set values of fields marked with kpt-set setter comments.", run: streamed(streamApplySetters), stream: streamApplySetters, skip: skipWithoutSetters},
 		{Name: "ensure-name-substring", Versions: []string{"v0.1", "v0.2"}, Description: "Prepend or append a substring to resource names and the references to them.", run: runEnsureNameSubstring},
 		{Name: "search-replace", Versions: []string{"v0.1", "v0.2"}, Description: "Search fields by path, value or file and optionally replace values or add comments.", run: streamed(streamSearchReplace), stream: streamSearchReplace, readsAll: true},
 		{Name: "set-annotations", Versions: []string{"v0.1"}, Description: "Add or update annotations on all resources and their pod templates.", run: streamed(streamSetAnnotations), stream: streamSetAnnotations},
-		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: runSetImage, stream: streamSetImage, skip: skipWithoutImage},
+		{Name: "set-image", Versions: []string{"v0.1"}, Description: "Update container image names, tags and digests.", run: runSetImage, stream: streamSetImage, sdkOrder: true},
 		// set-labels v0.2 rewrote v0.1's kustomize field specs; the
 		// current line comes first, for tags that name no version.
-		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: runSetLabelsV02, stream: streamSetLabelsV02},
+		{Name: "set-labels", Versions: []string{"v0.2"}, Description: "Add or update labels on all resources, their selectors and existing templates.", run: runSetLabelsV02, stream: streamSetLabelsV02, sdkOrder: true},
 		{Name: "set-labels", Versions: []string{"v0.1"}, Description: "Add or update labels on all resources, their selectors and templates (v0.1: kustomize's commonLabels field specs).", run: streamed(streamSetLabelsV01), stream: streamSetLabelsV01},
-		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace},
-		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true},
+		{Name: "set-namespace", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4"}, Description: "Set the namespace of all namespaced resources and references to it.", run: runSetNamespace, stream: streamSetNamespace, sdkOrder: true},
+		{Name: "starlark", Versions: []string{"v0.1", "v0.2", "v0.3", "v0.4", "v0.5"}, Description: "Run a Starlark script against the resources.", run: runStarlark, readsAll: true, sdkOrder: true},
 		{Name: "upsert-resource", Versions: []string{"v0.1", "v0.2"}, Description: "Insert a resource, or replace the existing one with the same identity.", run: runUpsertResource},
 	}
 }
@@ -218,6 +223,9 @@ func (f *Function) Run(r io.Reader, w io.Writer) error {
 	parsed := len(rl.Items)
 	rl.Ctx, rl.MaxSteps, rl.Stderr = f.ctx, f.maxSteps, f.stderr
 	runErr := f.safeRun(rl)
+	if f.sdkOrder {
+		sortLikeSDK(rl.Items)
+	}
 	if rl.Partial() && len(rl.Items) != parsed {
 		return fmt.Errorf("%s: internal error: function changed the number of items it was given", f.Name)
 	}

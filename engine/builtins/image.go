@@ -1,7 +1,6 @@
 package builtins
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -19,18 +18,6 @@ type imageSpec struct {
 	NewName string `yaml:"newName"`
 	NewTag  string `yaml:"newTag"`
 	Digest  string `yaml:"digest"`
-}
-
-// skipWithoutImage: an item whose text lacks the image name has no matching
-// image field. With a bad config, or a name that is a pattern (the catalog
-// matches it as a regular expression), nothing is skipped.
-func skipWithoutImage(cfg *yaml.RNode) func([]byte) bool {
-	img, _, res, _ := imageConfig(cfg)
-	if resourcelist.FirstError(res) != nil || regexp.QuoteMeta(img.Name) != img.Name {
-		return nil
-	}
-	name := []byte(img.Name)
-	return func(chunk []byte) bool { return !bytes.Contains(chunk, name) }
 }
 
 // imageConfig reads set-image's configuration as the catalog's SDK and

@@ -89,10 +89,9 @@ func SaveFunction(pkgDir, fnType string, f kptfilev1.Function) (string, error) {
 		return "", fmt.Errorf("reading %s: expected one YAML document (%v)", path, err)
 	}
 	kf := nodes[0]
-	if !bytes.Contains(b, []byte("- ")) {
-		// No sequence to take the style from: kpt writes wide sequences.
-		_ = kf.PipeE(yaml.SetAnnotation(kioutil.SeqIndentAnnotation, string(yaml.WideSequenceStyle)))
-	}
+	// kpt writes the saved Kptfile with wide sequences, whatever style it
+	// had (kpt's e2e case save-fn/override-fn).
+	_ = kf.PipeE(yaml.SetAnnotation(kioutil.SeqIndentAnnotation, string(yaml.WideSequenceStyle)))
 	fb, err := yaml.Marshal(f)
 	if err != nil {
 		return "", err
