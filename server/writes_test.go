@@ -290,3 +290,43 @@ func TestBotChangeRecordedWhenPeopleTakePart(t *testing.T) {
 		t.Fatalf("the second bare approve, written after the record began, did not publish: %q", w.comments(1))
 	}
 }
+
+// TestSingleWriteOpensDeletionsWithoutLabels: GitHub's create call takes
+// no labels, so in single mode the deletion change the bot opens goes
+// without its kptbot:deletion label (no second write); standard mode
+// labels it.
+func TestSingleWriteOpensDeletionsWithoutLabels(t *testing.T) {
+	t.Parallel()
+	for _, single := range []bool{false, true} {
+		w := newGHWorldWith(t, func(o *bot.Options) { o.SingleWrite = single })
+		n, _ := w.openPR("dana", "scale", map[string][]byte{"pkgs/ns/cm.yaml": scaled("3")}, true)
+		var writes restWrites
+		writes.watch(w)
+		w.comment(n, "bob", "/kptbot delete pkgs/ns")
+		var del forge.Change
+		open, err := w.client().ListOpenChanges(context.Background(), w.repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range open {
+			if strings.HasPrefix(c.Title, "Delete package pkgs/ns") {
+				del = c
+			}
+		}
+		if del.Number == 0 {
+			t.Fatalf("single=%v: no deletion change opened; comments %q", single, w.comments(n))
+		}
+		labelled := 0
+		for _, wr := range writes.take() {
+			if strings.HasSuffix(wr, fmt.Sprintf("/issues/%d/labels", del.Number)) {
+				labelled++
+			}
+		}
+		if single && (labelled != 0 || len(del.Labels) != 0) {
+			t.Errorf("single mode labelled the deletion change (%d label writes, labels %v)", labelled, del.Labels)
+		}
+		if !single && (labelled != 1 || len(del.Labels) != 1 || del.Labels[0] != "kptbot:deletion") {
+			t.Errorf("standard mode: %d label writes, labels %v; want kptbot:deletion", labelled, del.Labels)
+		}
+	}
+}
