@@ -44,7 +44,7 @@ func (b *Bot) reportCheck(ctx context.Context, w *work, r check.Result) error {
 	if b.opts.DryRun {
 		return nil
 	}
-	if r.OK && botUpdate(w.ch, b.login(w.rc.repo.Forge)) && !b.checkWanted(ctx, w.rc, rep.Name) {
+	if r.OK && review.IsBotUpdate(w.ch, b.login(w.rc.repo.Forge)) && !b.checkWanted(ctx, w.rc, rep.Name) {
 		return nil // single mode: the description says it (writes.go)
 	}
 	return w.rc.f.ReportCheck(ctx, w.rc.repo, rep)
@@ -68,14 +68,18 @@ func (b *Bot) loadStatus(ctx context.Context, w *work) error {
 }
 
 // saveStatus writes the status comment when its content changed, and
-// opens it only when something needs remembering (needsRecord).
+// opens it only when something needs remembering (review.NeedsRecord).
 func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
 	body := w.st.Render(b.statusSummary(w, extra))
 	if body == w.status.Body || b.opts.DryRun {
 		return nil
 	}
-	if w.status.ID == 0 && !needsRecord(w.recordInput(b.login(w.rc.repo.Forge), extra)) {
-		return nil
+	if w.status.ID == 0 {
+		in := review.RecordInputFor(w.ch, w.comments, w.st, b.login(w.rc.repo.Forge))
+		in.Reviewed, in.Extra = w.reviewed, extra != "" || len(w.refused) > 0
+		if !review.NeedsRecord(in) {
+			return nil
+		}
 	}
 	if w.status.ID == 0 {
 		c, err := w.rc.f.Comment(ctx, w.rc.repo, w.ch.Number, body)
@@ -91,55 +95,6 @@ func (b *Bot) saveStatus(ctx context.Context, w *work, extra string) error {
 	}
 	w.status.Body = body
 	return nil
-}
-
-// recordInput is what needsRecord looks at on a change being synced.
-func (w *work) recordInput(self, extra string) recordInput {
-	in := recordInput{st: w.st, extra: extra != "" || len(w.refused) > 0, reviewed: w.reviewed, botUpdate: botUpdate(w.ch, self)}
-	for _, c := range w.comments {
-		in.othersSpoke = in.othersSpoke || !isSelf(c.Author, self)
-	}
-	for _, p := range w.st.Pushers {
-		in.othersPushed = in.othersPushed || !sameLogin(p, self)
-	}
-	return in
-}
-
-// recordInput is a change without a status comment, as needsRecord
-// weighs it.
-type recordInput struct {
-	st review.State
-	// botUpdate: the change is one of the bot's own variant update
-	// changes (its author is the bot and its description names a variant).
-	botUpdate bool
-	// othersSpoke: someone other than the bot commented on the change;
-	// reviewed: it has reviews; othersPushed: a head was pushed by
-	// someone other than the bot.
-	othersSpoke, reviewed, othersPushed bool
-	// extra: the summary has something to tell people (a refused
-	// approval, a limit).
-	extra bool
-}
-
-// needsRecord decides whether a change that has no status comment yet
-// gets one. A person's change always does (its pushers, digests and
-// packages are the record). The bot's own update change needs one only
-// once people take part: its digests and heads matter only to approvals,
-// commands and pushes by others, each of which brings the change here
-// again with that person's comment, review or push visible, and the
-// record then begins with the head as it is at that moment (a later
-// first sight is only more cautious: a bare "/kptbot approve" written
-// before it must name the commit). Until then the description and the
-// check say everything, and a resync writes nothing.
-func needsRecord(in recordInput) bool {
-	st := in.st
-	switch {
-	case !in.botUpdate, in.othersSpoke, in.reviewed, in.othersPushed, in.extra:
-		return true
-	case len(st.Requesters) > 0, len(st.Approvals) > 0, len(st.Noticed) > 0, st.Paused:
-		return true
-	}
-	return false
 }
 
 func (b *Bot) statusSummary(w *work, extra string) string {

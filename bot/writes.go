@@ -42,17 +42,6 @@ func (b *Bot) checkWanted(ctx context.Context, rc *repoCtx, name string) bool {
 	return false
 }
 
-// botUpdate reports whether ch is one of the bot's own variant update
-// changes: authored by the bot, its description naming a variant. The
-// marker is read only once the author is known to be the bot.
-func botUpdate(ch forge.Change, self string) bool {
-	if !isSelf(ch.Author, self) {
-		return false
-	}
-	m, ok := ParseMarker(ch.Body)
-	return ok && m.Variant != ""
-}
-
 // noLabels says whether changes the bot opens in r go without labels:
 // in single mode on GitHub, whose create call takes no labels (they would
 // be a second write); GitLab takes them in the same call.
