@@ -62,6 +62,9 @@ func (s *Store) ref(name string) (*plumbing.Reference, error) {
 
 // setRef moves name from old (nil: must not exist) to h.
 func (s *Store) setRef(ctx context.Context, name string, old *plumbing.Reference, h plumbing.Hash) error {
+	if !s.remote {
+		return s.writeLocalRef(name, old, h)
+	}
 	newRef := plumbing.NewHashReference(plumbing.ReferenceName(name), h)
 	if old == nil {
 		if cur, err := s.ref(name); err != nil {
@@ -75,10 +78,7 @@ func (s *Store) setRef(ctx context.Context, name string, old *plumbing.Reference
 	} else if err := s.git.Storer.CheckAndSetReference(newRef, old); err != nil {
 		return fmt.Errorf("%w: %s moved: %v", ErrConflict, name, err)
 	}
-	if s.remote {
-		return s.push(ctx, name, name, old)
-	}
-	return nil
+	return s.push(ctx, name, name, old)
 }
 
 // push sends one ref update (src "" deletes dst) to the remote, requiring

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -98,4 +99,52 @@ func TestApprovePublishedTagNeverMoves(t *testing.T) {
 			gitfixture.Git(t, deploy, "fsck", "--strict")
 		})
 	}
+}
+
+// TestApproveHonoursGitRefLocks: `kptbot rpkg approve` on a repository on
+// this machine, while a git process (a person's push arriving over ssh)
+// is writing the tag the approval is about to take, holding git's
+// refs/tags/<pkg>/v1.lock. git would finish by renaming its value over
+// whatever kptbot wrote, so the approval must refuse, change nothing, and
+// succeed once the lock is gone.
+func TestApproveHonoursGitRefLocks(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	deploy := filepath.Join(root, "deploy.git")
+	gitfixture.Git(t, root, "init", "-q", "--bare", "-b", "main", deploy)
+	wt := gitfixture.WorkTree(t, deploy)
+	gitfixture.WriteFiles(t, wt, map[string]string{"README.md": "edge-1\n"})
+	tip := gitfixture.CommitAndTag(t, wt, "initial", "")
+	repo := []string{"--repo", deploy}
+	for _, args := range [][]string{{"rpkg", "init", "team-a", "--workspace", "w"}, {"rpkg", "propose", "team-a", "--workspace", "w"}} {
+		if out, stderr, code := kptbot(t, append(args, repo...)...); code != 0 {
+			t.Fatalf("kptbot %v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	lock := filepath.Join(deploy, "refs", "tags", "team-a", "v1.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(tip+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	approve := append([]string{"rpkg", "approve", "team-a", "--workspace", "w"}, repo...)
+	out, stderr, code := kptbot(t, approve...)
+	if code == 0 || !strings.Contains(stderr, "refs/tags/team-a/v1 is being written by another git process") {
+		t.Errorf("approve while git holds the tag's lock: exit %d\n%s%s", code, out, stderr)
+	}
+	if tags := gitfixture.Git(t, deploy, "tag", "-l"); tags != "" {
+		t.Errorf("tags after the refused approval: %s", tags)
+	}
+	if got := gitfixture.Git(t, deploy, "rev-parse", "refs/heads/main"); got != tip {
+		t.Errorf("main moved to %s", got)
+	}
+	gitfixture.Git(t, deploy, "rev-parse", "refs/heads/proposed/team-a/w")
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := kptbot(t, approve...); code != 0 || !strings.Contains(out, "published as team-a/v1") {
+		t.Fatalf("approve after the lock is gone: exit %d\n%s%s", code, out, stderr)
+	}
+	gitfixture.Git(t, deploy, "fsck", "--strict")
 }
