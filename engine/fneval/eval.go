@@ -13,13 +13,13 @@ import (
 	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnrun"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -267,7 +267,7 @@ func (r *evalRun) filter(input []*yaml.RNode, item *fnresult.Result) ([]*yaml.RN
 			err = fmt.Errorf("output resource list must contain only KRM resources: %s", kerr.Error())
 		}
 	}
-	if items, perr := structuredResults(ff.Results); perr != nil {
+	if items, perr := fnrun.StructuredResults(ff.Results); perr != nil {
 		return nil, perr
 	} else {
 		item.Results = items
@@ -282,27 +282,6 @@ func (r *evalRun) filter(input []*yaml.RNode, item *fnresult.Result) ([]*yaml.RN
 		return nil, err
 	}
 	return output, nil
-}
-
-// structuredResults reads a function's results field, in both the Go
-// SDK's form (a list of items) and the older wrapped form ({items: [...]}),
-// as kpt does.
-func structuredResults(n *yaml.RNode) (framework.Results, error) {
-	if n.IsNilOrEmpty() {
-		return nil, nil
-	}
-	if items := n.Field("items"); items != nil {
-		n = items.Value
-	}
-	s, err := n.String()
-	if err != nil {
-		return nil, err
-	}
-	var out framework.Results
-	if err := yaml.Unmarshal([]byte(s), &out); err != nil {
-		return nil, fmt.Errorf("function results: %w", err)
-	}
-	return out, nil
 }
 
 // WriteEvalOutput writes an eval's resources as kpt's -o does: "stdout"
