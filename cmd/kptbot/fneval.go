@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -166,7 +165,7 @@ KPT_FN_RUNTIME) and run the image there.`,
 				dir = args[0]
 			}
 			if dir != "-" {
-				resolved, err := resolveSymlink(cmd.ErrOrStderr(), dir)
+				resolved, err := fneval.ResolveSymlink(cmd.ErrOrStderr(), dir)
 				if err != nil {
 					return err
 				}
@@ -181,20 +180,6 @@ KPT_FN_RUNTIME) and run the image there.`,
 	}
 	f.add(cmd)
 	return cmd
-}
-
-// resolveSymlink is kpt's for a package argument: a symlink is followed,
-// with kpt's warning that links inside the package are not.
-func resolveSymlink(w io.Writer, dir string) (string, error) {
-	fi, lerr := os.Lstat(dir)
-	resolved, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", err
-	}
-	if lerr == nil && fi.Mode().Type() == os.ModeSymlink {
-		fmt.Fprintf(w, "[WARN] resolved symlink %q to %q, please note that the symlinks within the package are ignored\n", dir, resolved)
-	}
-	return resolved, nil
 }
 
 func (f *evalFlags) run(cmd *cobra.Command, dir string, opts fneval.EvalOptions) error {

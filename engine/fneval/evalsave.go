@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,4 +139,18 @@ func fieldValue(n *yaml.RNode, field string) string {
 		return yaml.GetValue(f.Value)
 	}
 	return ""
+}
+
+// ResolveSymlink is kpt's for a package argument: a symlink is followed,
+// with kpt's warning to w that links inside the package are not.
+func ResolveSymlink(w io.Writer, dir string) (string, error) {
+	fi, lerr := os.Lstat(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if lerr == nil && fi.Mode().Type() == os.ModeSymlink {
+		fmt.Fprintf(w, "[WARN] resolved symlink %q to %q, please note that the symlinks within the package are ignored\n", dir, resolved)
+	}
+	return resolved, nil
 }
