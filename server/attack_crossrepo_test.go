@@ -39,7 +39,7 @@ jobs:
 // ghRepoFields describes r in a GitHub payload.
 func (w *ghWorld) repoFields(r forge.Repo) map[string]any {
 	owner, name, _ := strings.Cut(r.FullName, "/")
-	return map[string]any{"repository.full_name": r.FullName, "repository.name": name, "repository.owner.login": owner, "repository.owner.name": owner,
+	return map[string]any{"repository.id": w.gh.RepoID(r), "repository.full_name": r.FullName, "repository.name": name, "repository.owner.login": owner, "repository.owner.name": owner,
 		"repository.clone_url": w.gh.GitURL + r.FullName + ".git", "repository.default_branch": "main"}
 }
 

@@ -110,7 +110,7 @@ func (w *ghWorld) payload(file string, set map[string]any) []byte {
 	}
 	base := map[string]any{
 		"repository.full_name": w.repo.FullName, "repository.name": "site-a", "repository.owner.login": "acme",
-		"repository.clone_url": w.repo.CloneURL, "repository.default_branch": "main",
+		"repository.clone_url": w.repo.CloneURL, "repository.default_branch": "main", "repository.id": w.gh.RepoID(w.repo),
 	}
 	for k, v := range set {
 		base[k] = v

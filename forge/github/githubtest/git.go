@@ -33,6 +33,7 @@ func (f *Server) ForcePush(r forge.Repo, branch, sha string) {
 }
 
 func (f *Server) seed(r forge.Repo, branch string, files map[string][]byte) string {
+	f.newRepo(r.FullName)
 	bare := f.bare(r.FullName)
 	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
 		f.t.Fatal(err)
@@ -164,8 +165,7 @@ func (f *Server) gitRoutes(route routeFunc) {
 // REST API: file contents, trees, tags and branches.
 func (f *Server) contentRoutes(route routeFunc) {
 	route("GET /repos/{owner}/{repo}", func(w http.ResponseWriter, r *http.Request, _ *git.Repository, name string) {
-		writeJSON(w, http.StatusOK, map[string]any{"full_name": name, "name": r.PathValue("repo"), "default_branch": "main",
-			"clone_url": f.GitURL + name + ".git", "private": false})
+		writeJSON(w, http.StatusOK, f.repoJSON(name))
 	})
 	route("GET /repos/{owner}/{repo}/contents/{path...}", func(w http.ResponseWriter, r *http.Request, repo *git.Repository, _ string) {
 		c, err := resolve(repo, r.URL.Query().Get("ref"))

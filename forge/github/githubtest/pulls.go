@@ -39,8 +39,8 @@ func (f *Server) prJSON(repo *git.Repository, name string, p *fakePR) map[string
 		"number": p.number, "node_id": fmt.Sprintf("PR_%d", p.number), "state": p.state, "title": p.title, "body": p.body,
 		"draft": p.draft, "merged": p.merged, "labels": labels, "user": userJSON(p.author),
 		"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", name, p.number),
-		"head":     map[string]any{"ref": p.head, "sha": headSHA, "repo": map[string]string{"full_name": name}},
-		"base":     map[string]any{"ref": p.base, "repo": map[string]string{"full_name": name}},
+		"head":     map[string]any{"ref": p.head, "sha": headSHA, "repo": f.repoJSON(name)},
+		"base":     map[string]any{"ref": p.base, "repo": f.repoJSON(name)},
 	}
 	if p.merged {
 		out["merge_commit_sha"], out["merged_at"] = p.mergeSH, "2026-11-22T00:00:00Z"

@@ -50,6 +50,11 @@ type Server struct {
 	// repository and branch.
 	required map[string][]string
 	clock    time.Time
+	// ids are the repositories' ids by current name; moved maps a
+	// renamed repository's old names to its current one (rename.go).
+	ids        map[string]int64
+	moved      map[string]string
+	lastRepoID int64
 }
 
 // tick is the fake's clock: one second (GitHub's timestamp resolution)
@@ -75,11 +80,17 @@ func (f *Server) number(repo string) int {
 func New(t *testing.T) *Server {
 	t.Helper()
 	f := &Server{t: t, root: t.TempDir(), prs: map[string]map[int]*fakePR{}, reviews: map[string]map[int][]forge.Review{}, comments: map[int64]fakeComment{},
-		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}, required: map[string][]string{}}
-	gitSrv := httptest.NewServer(f.gitAuth(gitfixture.HTTPHandler(t, f.root)))
+		issues: map[string]map[int]*fakeIssue{}, numbers: map[string]int{}, perms: map[string]string{}, checks: map[string]CheckRun{}, private: map[string]bool{}, required: map[string][]string{},
+		ids: map[string]int64{}, moved: map[string]string{}}
+	gitAuthed := f.gitAuth(gitfixture.HTTPHandler(t, f.root))
+	gitSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.redirectGit(w, r) {
+			gitAuthed.ServeHTTP(w, r)
+		}
+	}))
 	t.Cleanup(gitSrv.Close)
 	routes := f.handler()
-	api := httptest.NewServer(LoadContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	checked := LoadContract(t).Middleware(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, ok := f.authorize(w, r)
 		if !ok {
 			return
@@ -91,7 +102,10 @@ func New(t *testing.T) *Server {
 			return
 		}
 		routes.ServeHTTP(w, r)
-	})))
+	}))
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checked.ServeHTTP(w, f.byID(r))
+	}))
 	t.Cleanup(api.Close)
 	f.URL, f.GitURL = api.URL, gitSrv.URL+"/"
 	return f
@@ -195,6 +209,9 @@ func (f *Server) open(w http.ResponseWriter, r *http.Request) (*git.Repository, 
 	name := r.PathValue("owner") + "/" + r.PathValue("repo")
 	repo, err := git.PlainOpen(f.bare(name))
 	if err != nil {
+		if f.redirectAPI(w, r, name) {
+			return nil, "", false
+		}
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 		return nil, "", false
 	}
@@ -269,12 +286,7 @@ func (f *Server) accountRoutes(mux *http.ServeMux, route routeFunc) {
 			if isInst && !f.app.installed(inst, name) {
 				continue
 			}
-			visibility := "public"
-			if f.private[name] {
-				visibility = "private"
-			}
-			repos = append(repos, map[string]any{"full_name": name, "default_branch": "main", "clone_url": f.GitURL + name + ".git",
-				"private": f.private[name], "visibility": visibility, "owner": userJSON(strings.Split(name, "/")[0])})
+			repos = append(repos, f.repoJSON(name))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(repos), "repositories": repos})
 	})
