@@ -110,10 +110,16 @@ func (w *ghWorld) payload(file string, set map[string]any) []byte {
 	}
 	base := map[string]any{
 		"repository.full_name": w.repo.FullName, "repository.name": "site-a", "repository.owner.login": "acme",
-		"repository.clone_url": w.repo.CloneURL, "repository.default_branch": "main", "repository.id": w.gh.RepoID(w.repo),
+		"repository.clone_url": w.repo.CloneURL, "repository.default_branch": "main",
 	}
 	for k, v := range set {
 		base[k] = v
+	}
+	if _, ok := base["repository.id"]; !ok {
+		// GitHub's payloads carry the repository's id, which the follower
+		// index ties upstream names to.
+		name, _ := base["repository.full_name"].(string)
+		base["repository.id"] = w.gh.RepoID(forge.Repo{FullName: name})
 	}
 	for k, v := range base {
 		setPath(m, strings.Split(k, "."), v)
