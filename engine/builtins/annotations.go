@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
@@ -29,7 +30,7 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to configure function: %w", err)
 	}
-	specs := append(annotationFieldSpecs(), extra...)
+	specs := append(fieldspec.Annotations(), extra...)
 	keys := yaml.SortedMapKeys(want)
 	js, err := json.Marshal(want)
 	if err != nil {
@@ -42,7 +43,7 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 			p.ids[i] = resid.NewResIdWithNamespace(resid.GvkFromNode(it), it.GetName(), it.GetNamespace())
 		}
 		set := func(it *yaml.RNode, path []string, n *yaml.Node) error {
-			if isNull(n) {
+			if fieldspec.IsNull(n) {
 				n.Kind, n.Tag, n.Value, n.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
 			}
 			if n.Kind != yaml.MappingNode {
@@ -60,7 +61,7 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 			})
 			return nil
 		}
-		err := applyFieldSpecsAt(items, specs, yaml.MappingNode, nil, set)
+		err := fieldspec.ApplyAt(items, specs, yaml.MappingNode, nil, set)
 		return p, err
 	}
 	finish := func(pieces []Piece) fn.Results {
@@ -152,10 +153,10 @@ func annotationsConfig(cfg *yaml.RNode) (want map[string]string, extra types.FsS
 			return nil, nil, err
 		}
 		var legacy types.FsSlice
-		if extra, err = decodeFieldSpecs(cfg, "additionalAnnotationFields"); err != nil {
+		if extra, err = fieldspec.Decode(cfg, "additionalAnnotationFields"); err != nil {
 			return nil, nil, err
 		}
-		if legacy, err = decodeFieldSpecs(cfg, "fieldSpecs"); err != nil {
+		if legacy, err = fieldspec.Decode(cfg, "fieldSpecs"); err != nil {
 			return nil, nil, err
 		}
 		if extra != nil && legacy != nil {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
@@ -60,7 +61,7 @@ func imageConfig(cfg *yaml.RNode) (img imageSpec, extra types.FsSlice, res fn.Re
 			}
 		}
 		var err error
-		if extra, err = decodeFieldSpecs(cfg, "additionalImageFields"); err != nil {
+		if extra, err = fieldspec.Decode(cfg, "additionalImageFields"); err != nil {
 			return img, nil, fn.Results{{Message: err.Error(), Severity: fn.Error}}, true
 		}
 	default:
@@ -151,9 +152,9 @@ func setImages(items []*yaml.RNode, img imageSpec, extra types.FsSlice) (int, er
 		}
 		return nil
 	}
-	err = applyFieldSpecs(items, imageFieldSpecs(), 0, nil, set)
+	err = fieldspec.Apply(items, fieldspec.Images(), 0, nil, set)
 	if err == nil && len(extra) > 0 {
-		err = applyFieldSpecs(items, extra, 0, nil, set)
+		err = fieldspec.Apply(items, extra, 0, nil, set)
 	}
 	return count, err
 }

@@ -5,6 +5,7 @@ import (
 
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,7 +21,7 @@ func setMapEntries(items []*yaml.RNode, all types.FsSlice, want map[string]strin
 	keys := yaml.SortedMapKeys(want)
 	changed := 0
 	set := func(n *yaml.Node) error {
-		if isNull(n) {
+		if fieldspec.IsNull(n) {
 			// "labels:" with no value: make it the map it was meant to be
 			n.Kind, n.Tag, n.Value, n.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
 		}
@@ -38,7 +39,7 @@ func setMapEntries(items []*yaml.RNode, all types.FsSlice, want map[string]strin
 	if skipLocal {
 		skip = resourcelist.IsLocalConfig
 	}
-	err := applyFieldSpecs(items, all, yaml.MappingNode, skip, set)
+	err := fieldspec.Apply(items, all, yaml.MappingNode, skip, set)
 	return changed, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"sigs.k8s.io/kustomize/api/filters/nameref"
 	"sigs.k8s.io/kustomize/api/filters/prefix"
@@ -43,7 +44,7 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 	if err != nil {
 		return fmt.Errorf("failed to convert items to resource map: %w", err)
 	}
-	nameFields := append(specs(spec{path: "metadata/name"}), ens.AdditionalNameFields...)
+	nameFields := append(types.FsSlice{{Path: "metadata/name"}}, ens.AdditionalNameFields...)
 	add := func(s string) string {
 		if ens.EditMode == "append" {
 			return s + ens.Substring
@@ -242,11 +243,11 @@ func fieldContains(n *yaml.RNode, path, sub string) bool {
 func fixNameReferences(m resmap.ResMap) error {
 	resources := m.Resources()
 	filters := make([][]nameref.Filter, len(resources))
-	for _, br := range nameReferences() {
-		for _, fs := range br.referrers {
+	for _, br := range fieldspec.NameReferences() {
+		for _, fs := range br.Referrers {
 			for i, r := range resources {
 				if r.OrgId().IsSelected(&fs.Gvk) {
-					filters[i] = append(filters[i], nameref.Filter{NameFieldToUpdate: fs, ReferralTarget: br.target})
+					filters[i] = append(filters[i], nameref.Filter{NameFieldToUpdate: fs, ReferralTarget: br.Target})
 				}
 			}
 		}

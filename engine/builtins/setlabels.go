@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptbot/kptbot/internal/yamlnode"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -259,7 +260,7 @@ func lookupMap(m *yaml.Node, path []string, create bool) (*yaml.Node, bool, erro
 	cur := m
 	for i, p := range path {
 		v := value(cur, p)
-		if v == nil || isNull(v) {
+		if v == nil || fieldspec.IsNull(v) {
 			if !create {
 				return nil, false, nil
 			}

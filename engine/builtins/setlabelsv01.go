@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kptbot/kptbot/engine/builtins/fieldspec"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/api/types"
@@ -23,7 +24,7 @@ func streamSetLabelsV01(cfg *yaml.RNode) (*Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to configure function: %w", err)
 	}
-	specs := append(extra, labelFieldSpecs()...)
+	specs := append(extra, fieldspec.Labels()...)
 	apply := func(items []*yaml.RNode) (Piece, error) {
 		p := Piece{ids: make([]resid.ResId, len(items))}
 		for i, it := range items {
@@ -64,10 +65,10 @@ func labelsConfigV01(cfg *yaml.RNode) (map[string]string, types.FsSlice, error) 
 			return nil, nil, err
 		}
 		var legacy types.FsSlice
-		if extra, err = decodeFieldSpecs(cfg, "additionalLabelFields"); err != nil {
+		if extra, err = fieldspec.Decode(cfg, "additionalLabelFields"); err != nil {
 			return nil, nil, err
 		}
-		if legacy, err = decodeFieldSpecs(cfg, "fieldSpecs"); err != nil {
+		if legacy, err = fieldspec.Decode(cfg, "fieldSpecs"); err != nil {
 			return nil, nil, err
 		}
 		if extra != nil && legacy != nil {

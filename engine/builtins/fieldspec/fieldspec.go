@@ -1,4 +1,8 @@
-package builtins
+// Package fieldspec is the catalog functions' field-spec machinery:
+// kustomize's default field specs (labels, annotations, images, name
+// references) restated, decoding a function config's extra specs, and
+// walking the fields a list of specs locates in each resource.
+package fieldspec
 
 import (
 	"fmt"
@@ -26,9 +30,9 @@ func specs(ss ...spec) types.FsSlice {
 	return out
 }
 
-// labelFieldSpecs are kustomize's commonLabels specs, which the set-labels
+// Labels are kustomize's commonLabels specs, which the set-labels
 // docs point to: metadata labels, selectors and pod template labels.
-func labelFieldSpecs() types.FsSlice {
+func Labels() types.FsSlice {
 	const podAff = "spec/template/spec/affinity/"
 	fs := specs(
 		spec{path: "metadata/labels", create: true},
@@ -66,9 +70,9 @@ func labelFieldSpecs() types.FsSlice {
 	return fs
 }
 
-// annotationFieldSpecs are kustomize's commonAnnotations specs: metadata and
+// Annotations are kustomize's commonAnnotations specs: metadata and
 // every embedded ObjectMeta of the built-in workload kinds.
-func annotationFieldSpecs() types.FsSlice {
+func Annotations() types.FsSlice {
 	return specs(
 		spec{path: "metadata/annotations", create: true},
 		spec{version: "v1", kind: "ReplicationController", path: "spec/template/metadata/annotations", create: true},
@@ -82,11 +86,11 @@ func annotationFieldSpecs() types.FsSlice {
 	)
 }
 
-// imageFieldSpecs are the current set-image's: the containers and init
+// Images are the current set-image's: the containers and init
 // containers of a v1 Pod and of an apps/v1 Deployment, StatefulSet,
 // ReplicaSet or DaemonSet pod template (no Job, CronJob,
 // ReplicationController or PodTemplate).
-func imageFieldSpecs() types.FsSlice {
+func Images() types.FsSlice {
 	fs := specs(
 		spec{version: "v1", kind: "Pod", path: "spec/containers[]/image"},
 		spec{version: "v1", kind: "Pod", path: "spec/initContainers[]/image"},
@@ -115,16 +119,16 @@ func podSpecPaths() []spec {
 	}
 }
 
-// nameBackReference says which fields of which kinds hold the name of a
-// resource of kind target; kustomize's nameReference table in another shape.
-type nameBackReference struct {
-	target    resid.Gvk
-	referrers types.FsSlice
+// NameReference says which fields of which kinds hold the name of a
+// resource of kind Target; kustomize's nameReference table in another shape.
+type NameReference struct {
+	Target    resid.Gvk
+	Referrers types.FsSlice
 }
 
-// nameReferences restates kustomize's default nameReference configuration:
+// NameReferences restates kustomize's default nameReference configuration:
 // when a resource is renamed, these fields in other resources follow it.
-func nameReferences() []nameBackReference {
+func NameReferences() []NameReference {
 	inPodSpecs := func(subpaths ...string) types.FsSlice {
 		var fs types.FsSlice
 		for _, w := range podSpecPaths() {
@@ -143,12 +147,12 @@ func nameReferences() []nameBackReference {
 	}
 	hpa := specs(spec{kind: "HorizontalPodAutoscaler", path: "spec/scaleTargetRef/name"})
 	roleRules := specs(spec{kind: "Role", path: "rules/resourceNames"}, spec{kind: "ClusterRole", path: "rules/resourceNames"})
-	return []nameBackReference{
-		{target: resid.Gvk{Kind: "Deployment"}, referrers: hpa},
-		{target: resid.Gvk{Kind: "ReplicationController"}, referrers: hpa},
-		{target: resid.Gvk{Kind: "ReplicaSet"}, referrers: hpa},
-		{target: resid.Gvk{Kind: "StatefulSet"}, referrers: hpa},
-		{target: resid.Gvk{Version: "v1", Kind: "ConfigMap"}, referrers: join(
+	return []NameReference{
+		{Target: resid.Gvk{Kind: "Deployment"}, Referrers: hpa},
+		{Target: resid.Gvk{Kind: "ReplicationController"}, Referrers: hpa},
+		{Target: resid.Gvk{Kind: "ReplicaSet"}, Referrers: hpa},
+		{Target: resid.Gvk{Kind: "StatefulSet"}, Referrers: hpa},
+		{Target: resid.Gvk{Version: "v1", Kind: "ConfigMap"}, Referrers: join(
 			inPodSpecs(
 				"volumes/configMap/name",
 				"containers/env/valueFrom/configMapKeyRef/name",
@@ -163,7 +167,7 @@ func nameReferences() []nameBackReference {
 			),
 			roleRules,
 		)},
-		{target: resid.Gvk{Version: "v1", Kind: "Secret"}, referrers: join(
+		{Target: resid.Gvk{Version: "v1", Kind: "Secret"}, Referrers: join(
 			inPodSpecs(
 				"volumes/secret/secretName",
 				"containers/env/valueFrom/secretKeyRef/name",
@@ -187,7 +191,7 @@ func nameReferences() []nameBackReference {
 			),
 			roleRules,
 		)},
-		{target: resid.Gvk{Version: "v1", Kind: "Service"}, referrers: specs(
+		{Target: resid.Gvk{Version: "v1", Kind: "Service"}, Referrers: specs(
 			spec{group: "apps", kind: "StatefulSet", path: "spec/serviceName"},
 			spec{kind: "Ingress", path: "spec/rules/http/paths/backend/serviceName"},
 			spec{kind: "Ingress", path: "spec/backend/serviceName"},
@@ -197,40 +201,40 @@ func nameReferences() []nameBackReference {
 			spec{group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", path: "webhooks/clientConfig/service"},
 			spec{group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", path: "webhooks/clientConfig/service"},
 		)},
-		{target: resid.Gvk{Group: "rbac.authorization.k8s.io", Kind: "Role"}, referrers: specs(
+		{Target: resid.Gvk{Group: "rbac.authorization.k8s.io", Kind: "Role"}, Referrers: specs(
 			spec{group: "rbac.authorization.k8s.io", kind: "RoleBinding", path: "roleRef/name"},
 		)},
-		{target: resid.Gvk{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}, referrers: specs(
+		{Target: resid.Gvk{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}, Referrers: specs(
 			spec{group: "rbac.authorization.k8s.io", kind: "RoleBinding", path: "roleRef/name"},
 			spec{group: "rbac.authorization.k8s.io", kind: "ClusterRoleBinding", path: "roleRef/name"},
 		)},
-		{target: resid.Gvk{Version: "v1", Kind: "ServiceAccount"}, referrers: join(
+		{Target: resid.Gvk{Version: "v1", Kind: "ServiceAccount"}, Referrers: join(
 			specs(
 				spec{group: "rbac.authorization.k8s.io", kind: "RoleBinding", path: "subjects"},
 				spec{group: "rbac.authorization.k8s.io", kind: "ClusterRoleBinding", path: "subjects"},
 			),
 			inPodSpecs("serviceAccountName"),
 		)},
-		{target: resid.Gvk{Version: "v1", Kind: "PersistentVolumeClaim"}, referrers: inPodSpecs("volumes/persistentVolumeClaim/claimName")},
-		{target: resid.Gvk{Version: "v1", Kind: "PersistentVolume"}, referrers: join(
+		{Target: resid.Gvk{Version: "v1", Kind: "PersistentVolumeClaim"}, Referrers: inPodSpecs("volumes/persistentVolumeClaim/claimName")},
+		{Target: resid.Gvk{Version: "v1", Kind: "PersistentVolume"}, Referrers: join(
 			specs(spec{kind: "PersistentVolumeClaim", path: "spec/volumeName"}),
 			specs(spec{kind: "ClusterRole", path: "rules/resourceNames"}),
 		)},
-		{target: resid.Gvk{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, referrers: specs(
+		{Target: resid.Gvk{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}, Referrers: specs(
 			spec{kind: "PersistentVolume", path: "spec/storageClassName"},
 			spec{kind: "PersistentVolumeClaim", path: "spec/storageClassName"},
 			spec{kind: "StatefulSet", path: "spec/volumeClaimTemplates/spec/storageClassName"},
 		)},
-		{target: resid.Gvk{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}, referrers: inPodSpecs("priorityClassName")},
-		{target: resid.Gvk{Group: "networking.k8s.io", Kind: "IngressClass"}, referrers: specs(
+		{Target: resid.Gvk{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}, Referrers: inPodSpecs("priorityClassName")},
+		{Target: resid.Gvk{Group: "networking.k8s.io", Kind: "IngressClass"}, Referrers: specs(
 			spec{kind: "Ingress", path: "spec/ingressClassName"},
 		)},
 	}
 }
 
-// decodeFieldSpecs reads a list of field specs (additionalLabelFields and the
+// Decode reads a list of field specs (additionalLabelFields and the
 // like) from a functionConfig field.
-func decodeFieldSpecs(n *yaml.RNode, field string) (types.FsSlice, error) {
+func Decode(n *yaml.RNode, field string) (types.FsSlice, error) {
 	f := n.Field(field)
 	if f == nil || yaml.IsMissingOrNull(f.Value) {
 		return nil, nil
@@ -292,13 +296,15 @@ func walkFieldSpec(n *yaml.Node, path []string, create bool, createKind yaml.Kin
 			child.Tag = yaml.NodeTagMap
 		}
 		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, child)
-	case canCreate && isNull(child) && kind == yaml.MappingNode:
+	case canCreate && IsNull(child) && kind == yaml.MappingNode:
 		child.Kind, child.Tag, child.Value, child.Style = yaml.MappingNode, yaml.NodeTagMap, "", 0
 	}
 	return walkFieldSpec(child, path[1:], create, createKind, set)
 }
 
-func isNull(n *yaml.Node) bool {
+// IsNull says whether n is a YAML null ("", "~", "null" or tagged !!null),
+// which a field spec may turn into the map it was meant to be.
+func IsNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && (n.Tag == yaml.NodeTagNull || ((n.Tag == "" || n.Tag == "!") && (n.Value == "" || n.Value == "~" || n.Value == "null")))
 }
 
@@ -321,15 +327,15 @@ func splitSpecPath(p string) []string {
 	return append(out, cur.String())
 }
 
-// applyFieldSpecs runs set on every field that the specs applying to each
+// Apply runs set on every field that the specs applying to each
 // item's type locate; skip excludes items.
-func applyFieldSpecs(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(*yaml.Node) error) error {
-	return applyFieldSpecsAt(items, all, createKind, skip, func(_ *yaml.RNode, _ []string, n *yaml.Node) error { return set(n) })
+func Apply(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(*yaml.Node) error) error {
+	return ApplyAt(items, all, createKind, skip, func(_ *yaml.RNode, _ []string, n *yaml.Node) error { return set(n) })
 }
 
-// applyFieldSpecsAt is applyFieldSpecs telling set which item and which
+// ApplyAt is Apply telling set which item and which
 // field spec path (split on "/") located the field.
-func applyFieldSpecsAt(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(it *yaml.RNode, path []string, n *yaml.Node) error) error {
+func ApplyAt(items []*yaml.RNode, all types.FsSlice, createKind yaml.Kind, skip func(*yaml.RNode) bool, set func(it *yaml.RNode, path []string, n *yaml.Node) error) error {
 	type compiled struct {
 		path   []string
 		create bool
