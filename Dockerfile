@@ -28,7 +28,7 @@ COPY . .
 ARG VERSION=dev
 ARG COMMIT=unknown
 ARG DATE=unknown
-RUN go build -trimpath \
+RUN go build -trimpath -tags nomsgpack \
       -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
       -o /out/kptbot ./cmd/kptbot
 

@@ -64,7 +64,7 @@ else
   fi
   bin="$tmp/kptbot"
   (cd "$src" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false GONOSUMDB=github.com/kptdev \
-    go build -ldflags "-X main.version=${ref:-dev}" -o "$bin" ./cmd/kptbot)
+    go build -tags nomsgpack -ldflags "-X main.version=${ref:-dev}" -o "$bin" ./cmd/kptbot)
 fi
 
 "$bin" version

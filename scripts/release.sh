@@ -17,7 +17,7 @@ rm -rf "$dist" && mkdir -p "$dist"
 for p in $platforms; do
   os="${p%/*}" arch="${p#*/}"
   work="$(mktemp -d)"
-  GOOS="$os" GOARCH="$arch" go build \
+  GOOS="$os" GOARCH="$arch" go build -tags nomsgpack \
     -ldflags "-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date" \
     -o "$work/kptbot" ./cmd/kptbot
   tar -C "$work" -czf "$dist/kptbot_${version#v}_${os}_${arch}.tar.gz" kptbot
