@@ -47,20 +47,18 @@ const kptEvalE2ECases = 59
 // with why: all need what this machine and kptbot's built-ins do not
 // have.
 var evalE2ENotRun = map[string]string{
-	"error-in-pipe":                         "exec.sh uses `kpt fn source` and `kpt fn sink`, which kptbot does not implement, and an image that does not exist (a container engine's pull error)",
-	"function-env":                          "exec.sh uses `kpt fn source` and runs the printenv image, not built in (needs a container engine)",
-	"no-image-pull":                         "exec.sh inspects the image with the container engine (docker image inspect)",
-	"output-to-stdout":                      "exec.sh uses `kpt fn source`, which kptbot does not implement",
-	"privilege-options/disable-network":     "runs the kubeconform image, not built in (needs a container engine)",
-	"privilege-options/mount":               "runs the kubeconform image, not built in (needs a container engine and the network)",
-	"selectors/out-of-place-fnchain-unwrap": "exec.sh uses `kpt fn source`, which kptbot does not implement",
-	"image-pull-policy-always":              "runs an image that is not built in and checks the container engine's pull (setup.sh uses docker)",
-	"image-pull-policy-if-not-present":      "runs an image that is not built in and checks the container engine's pull (setup.sh uses docker)",
-	"image-pull-policy-never":               "expects the container engine's \"No such image\" error",
-	"missing-fn-image":                      "expects the container engine's pull error for an image that does not exist",
-	"no-op":                                 "runs the no-op image, not built in (needs a container engine)",
-	"preserve-comments":                     "runs the drop-comments image, not built in (needs a container engine)",
-	"wasm-function":                         "runs a WebAssembly function (--allow-alpha-wasm, not implemented)",
+	"error-in-pipe":                     "exec.sh pipes into an image that does not exist (a container engine's pull error)",
+	"function-env":                      "exec.sh runs the printenv image, not built in (needs a container engine)",
+	"no-image-pull":                     "exec.sh inspects the image with the container engine (docker image inspect)",
+	"privilege-options/disable-network": "runs the kubeconform image, not built in (needs a container engine)",
+	"privilege-options/mount":           "runs the kubeconform image, not built in (needs a container engine and the network)",
+	"image-pull-policy-always":          "runs an image that is not built in and checks the container engine's pull (setup.sh uses docker)",
+	"image-pull-policy-if-not-present":  "runs an image that is not built in and checks the container engine's pull (setup.sh uses docker)",
+	"image-pull-policy-never":           "expects the container engine's \"No such image\" error",
+	"missing-fn-image":                  "expects the container engine's pull error for an image that does not exist",
+	"no-op":                             "runs the no-op image, not built in (needs a container engine)",
+	"preserve-comments":                 "runs the drop-comments image, not built in (needs a container engine)",
+	"wasm-function":                     "runs a WebAssembly function (--allow-alpha-wasm, not implemented)",
 }
 
 // asCLIEnv makes the test binary run as the kptbot CLI (TestMain), for the

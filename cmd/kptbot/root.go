@@ -48,7 +48,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff, list, push"}
 	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd(), newPkgPushCmd())
 	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
-	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd())
+	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd(), newFnSourceCmd(), newFnSinkCmd())
 	root.AddCommand(pkg, fn, newConfigCmd(), newRpkgCmd(), newVariantsCmd(), newWebhookCmd(), newForgeCmd())
 	root.AddCommand(newVersionCmd(), newServeCmd(), newReplayCmd(), newPlanCmd(), newActionCmd(), newDemoCmd())
 	return root
