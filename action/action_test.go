@@ -70,6 +70,7 @@ func TestDetectErrors(t *testing.T) {
 		{"bad mode", githubEnv(map[string]string{"INPUT_MODE": "all"}), `input mode: "all": expected "event", "reconcile" or empty`},
 		{"bad dry-run", githubEnv(map[string]string{"INPUT_DRY-RUN": "yes"}), `input dry-run: "yes": expected true or false`},
 		{"bad log-level", githubEnv(map[string]string{"INPUT_LOG-LEVEL": "loud"}), `input log-level: "loud": expected debug, info, warn or error`},
+		{"bad write-mode", githubEnv(map[string]string{"INPUT_WRITE-MODE": "one"}), `input write-mode: "one": expected "standard" or "single"`},
 		{"config outside", githubEnv(map[string]string{"INPUT_CONFIG": "../other/kptbot.yaml"}), "input config: \"../other/kptbot.yaml\": expected a slash path inside the repository"},
 		{"config absolute", githubEnv(map[string]string{"INPUT_CONFIG": "/etc/kptbot.yaml"}), "input config"},
 		{"no event path", githubEnv(map[string]string{"GITHUB_EVENT_PATH": ""}), "GITHUB_EVENT_PATH is not set: the pull_request event cannot be read"},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kptbot/kptbot/bot"
+	"github.com/kptbot/kptbot/config"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -183,14 +184,14 @@ func TestActionYAML(t *testing.T) {
 			t.Errorf("input %s: %s is never read", name, GitHubInputEnv(name))
 		}
 	}
-	if got.Token != "t0ken" || got.Mode != ModeDefault || got.DryRun {
+	if got.Token != "t0ken" || got.Mode != ModeDefault || got.DryRun || got.WriteMode != config.WriteStandard {
 		t.Errorf("defaults read as %+v", got)
 	}
 	set := map[string]string{"INPUT_TOKEN": "x", "INPUT_CONFIG": "c.yaml", "INPUT_MODE": "reconcile", "INPUT_DRY-RUN": "true", "INPUT_LOG-LEVEL": "debug",
-		"INPUT_BOT-LOGIN": "acme-kptbot[bot]", "INPUT_FAN-OUT": "dispatch"}
+		"INPUT_BOT-LOGIN": "acme-kptbot[bot]", "INPUT_FAN-OUT": "dispatch", "INPUT_WRITE-MODE": "single"}
 	got, err = readInputs(func(k string) string { return set[k] }, "")
 	if err != nil || got.Config != "c.yaml" || got.Mode != ModeReconcile || !got.DryRun || got.LogLevel.String() != "DEBUG" ||
-		got.BotLogin != "acme-kptbot[bot]" || got.FanOut != FanOutDispatch {
+		got.BotLogin != "acme-kptbot[bot]" || got.FanOut != FanOutDispatch || got.WriteMode != config.WriteSingle {
 		t.Errorf("inputs set to non-defaults read as %+v, %v", got, err)
 	}
 

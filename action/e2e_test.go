@@ -46,6 +46,8 @@ type e2eWorld struct {
 	repo forge.Repo
 	dir  string
 	runs int
+	// inputs are extra INPUT_ variables of every run.
+	inputs map[string]string
 }
 
 // newBot is the wiring `kptbot action` uses: a token client for the
@@ -69,7 +71,7 @@ func newBot(_ context.Context, s Setup) (Bot, error) {
 		f = forge.Static(client)
 	}
 	return bot.New(bot.Options{Forges: map[string]forge.Resolver{s.Forge: f}, Name: "kptbot", Login: "kptbot[bot]",
-		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}, Logger: s.Logger, DryRun: s.DryRun})
+		Logins: map[string]string{forge.GitLab: gitlabtest.BotUsername}, Logger: s.Logger, DryRun: s.DryRun, SingleWrite: s.SingleWrite})
 }
 
 // run runs `kptbot action` for one event and returns the step's outputs
@@ -90,6 +92,9 @@ func (w *e2eWorld) run(event string, payload []byte, mode string) (map[string]st
 		"GITHUB_API_URL": w.gh.URL, "GITHUB_SERVER_URL": strings.TrimSuffix(w.gh.GitURL, "/"), "GITHUB_RUN_ID": "1", "GITHUB_RUN_ATTEMPT": "1",
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"),
 		"GITHUB_TOKEN": "ghs_e2eToken", "INPUT_MODE": mode,
+	}
+	for k, v := range w.inputs {
+		env[k] = v
 	}
 	var stdout, stderr bytes.Buffer
 	if _, err := Run(context.Background(), Options{Getenv: lookup(env), Stdout: &stdout, Stderr: &stderr, NewBot: newBot}); err != nil {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/kptbot/kptbot/config"
 )
 
 // Input names, as action.yml declares them. A test checks that action.yml
@@ -19,11 +21,12 @@ const (
 	InputLogLevel = "log-level"
 	InputBotLogin = "bot-login"
 	InputFanOut   = "fan-out"
+	InputWrites   = "write-mode"
 )
 
 // InputNames lists every input the action reads.
 func InputNames() []string {
-	return []string{InputToken, InputConfig, InputMode, InputDryRun, InputLogLevel, InputBotLogin, InputFanOut}
+	return []string{InputToken, InputConfig, InputMode, InputDryRun, InputLogLevel, InputBotLogin, InputFanOut, InputWrites}
 }
 
 // Output names, as action.yml declares them.
@@ -76,6 +79,10 @@ type Inputs struct {
 	BotLogin string
 	// FanOut is FanOutDirect or FanOutDispatch.
 	FanOut string
+	// WriteMode is config.WriteStandard or config.WriteSingle, as the
+	// server's writeMode: single opens each change the bot opens for a
+	// variant in one REST write.
+	WriteMode string
 }
 
 // Fan-out modes: after a publish, open each follower's change from this
@@ -133,6 +140,13 @@ func readInputs(getenv func(string) string, tokenFallback string) (Inputs, error
 	case FanOutDirect, FanOutDispatch:
 	default:
 		return Inputs{}, fmt.Errorf("input %s: %q: expected %q or %q", InputFanOut, in.FanOut, FanOutDirect, FanOutDispatch)
+	}
+	switch in.WriteMode = input(getenv, InputWrites); in.WriteMode {
+	case "":
+		in.WriteMode = config.WriteStandard
+	case config.WriteStandard, config.WriteSingle:
+	default:
+		return Inputs{}, fmt.Errorf("input %s: %q: expected %q or %q", InputWrites, in.WriteMode, config.WriteStandard, config.WriteSingle)
 	}
 	var err error
 	if in.DryRun, err = parseBool(input(getenv, InputDryRun)); err != nil {

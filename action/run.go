@@ -18,6 +18,7 @@ import (
 	"log/slog"
 
 	"github.com/kptbot/kptbot/bot"
+	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/forge"
 )
 
@@ -51,6 +52,9 @@ type Setup struct {
 	// FanOutDispatch asks the bot to tell each follower's own CI about a
 	// publish instead of opening its change from this job.
 	FanOutDispatch bool
+	// SingleWrite opens or moves each change the bot opens for a variant
+	// in one REST write (the write-mode input; docs/configuration.md).
+	SingleWrite bool
 	// Workspace is the job's checkout, when it has one.
 	Workspace string
 	// Logger logs at the level the log-level input chose, to stderr.
@@ -98,6 +102,7 @@ func Run(ctx context.Context, o Options) (bot.Outcome, error) {
 		Forge: forgeName, APIURL: env.APIURL, ServerURL: env.ServerURL, Token: env.Inputs.Token, Repo: env.Repo,
 		Config: env.Inputs.Config, DryRun: env.Inputs.DryRun, Workspace: env.Workspace, Logger: logger,
 		BotLogin: env.Inputs.BotLogin, FanOutDispatch: env.Inputs.FanOut == FanOutDispatch,
+		SingleWrite: env.Inputs.WriteMode == config.WriteSingle,
 	})
 	if err != nil {
 		err = fmt.Errorf("setting up the bot: %w", err)

@@ -251,7 +251,7 @@ func (a *App) ReplayEvent(forgeName, event, file string) (forge.Event, error) {
 // detected setup.
 func NewActionBot(ctx context.Context, s action.Setup) (action.Bot, error) {
 	opts := bot.Options{Name: "kptbot", Logger: s.Logger, DryRun: s.DryRun, ConfigPath: s.Config, Logins: map[string]string{},
-		FanOutByDispatch: s.FanOutDispatch}
+		FanOutByDispatch: s.FanOutDispatch, SingleWrite: s.SingleWrite}
 	switch s.Forge {
 	case forge.GitHub:
 		c, err := github.NewTokenClient(s.Token, s.APIURL)
