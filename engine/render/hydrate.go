@@ -31,10 +31,11 @@ var MatchAllKRM = append([]string{kptpkg.KptfileName}, kio.MatchAll...)
 // ResourceList per function as kpt's runner does (which costs ~50x for a
 // built-in pipeline); exec and container functions run as processes over
 // the ResourceList wire protocol (engine/fnrun). It follows kpt's renderer
-// step for step: subpackages first (depth first), or top-down with the
-// root's kpt.dev/bfs-rendering annotation; each package's Kptfile and
-// pipeline validated as kpt does; each package's mutators over its own
-// resources plus its subpackages' output, validators on a copy, function
+// step for step: subpackages' pipelines first (depth first), or top-down
+// with the root's kpt.dev/bfs-rendering annotation; each package's Kptfile
+// and pipeline validated as kpt does; each package's mutators over its own
+// resources followed by its subpackages' output (beta.67's order),
+// validators on a copy, function
 // config from configPath or configMap, generated resources tied to the
 // package that generated them, paths made relative to the root, Config
 // Connector resources attributed, files left without resources pruned.
@@ -194,14 +195,25 @@ func (h *hydrator) abs(dir string) string {
 	return h.root + "/" + dir
 }
 
-// hydrate is kpt's depth-first hydration of the package at dir:
-// subpackages first (each validated as kpt reads it), then the package's
-// own resources, then its pipeline over both.
+// hydrate is kpt's depth-first hydration of the package at dir, as
+// beta.67 orders it: the package's own resources read first (so a read
+// error there is reported before any subpackage runs), then each direct
+// subpackage hydrated (validated as kpt reads it) and its output appended,
+// then the package's pipeline over both. Its input is therefore the
+// package's own resources followed by its subpackages' output; kpt up to
+// beta.61 put the subpackages' output first (TestRenderInputOrder).
 func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kptfilev1.KptFile) ([]*yaml.RNode, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var input []*yaml.RNode
+	if !h.opts.subpackagesFirst {
+		local, err := h.readLocal(dir)
+		if err != nil {
+			return nil, err
+		}
+		input = append(input, local...)
+	}
 	for _, sub := range subpackagesOf(dir, pkgs) {
 		if err := h.validateKptfile(sub, pkgs[sub]); err != nil {
 			return nil, fmt.Errorf("pkg %s: pkg.read: %w", "./"+sub, err)
@@ -212,11 +224,13 @@ func (h *hydrator) hydrate(ctx context.Context, dir string, pkgs map[string]*kpt
 		}
 		input = append(input, out...)
 	}
-	local, err := h.readLocal(dir)
-	if err != nil {
-		return nil, err
+	if h.opts.subpackagesFirst {
+		local, err := h.readLocal(dir)
+		if err != nil {
+			return nil, err
+		}
+		input = append(input, local...)
 	}
-	input = append(input, local...)
 	return h.runPipeline(ctx, dir, pkgs[dir], input)
 }
 

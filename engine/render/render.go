@@ -61,6 +61,13 @@ type RenderOptions struct {
 	KptOnly bool
 	// WholeList skips the streamed render (tests compare the two).
 	WholeList bool
+
+	// subpackagesFirst orders each package's pipeline input as kpt up to
+	// beta.61 did (subpackages' output, then the package's own resources),
+	// in the whole-list render only. Only the tests comparing kptbot with
+	// kpt's Go module, which is beta.61 here, set it, on the cases whose
+	// output depends on that order (TestFastRenderMatchesKpt).
+	subpackagesFirst bool
 }
 
 // RenderResult is the outcome of a render.
@@ -86,7 +93,7 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 	if err := checkKptfiles(in, opts.Dir); err != nil {
 		return nil, err
 	}
-	if !opts.KptOnly && !opts.WholeList {
+	if !opts.KptOnly && !opts.WholeList && !opts.subpackagesFirst {
 		out, results, ok, err := streamRender(ctx, in, opts)
 		if err != nil {
 			return nil, err

@@ -76,10 +76,14 @@ type streamStep struct {
 // streamRenderer is one streamed render: the package's files in render
 // order, its packages, and each package's prepared functions.
 type streamRenderer struct {
-	h      *hydrator
-	pkgs   map[string]*kptfilev1.KptFile
-	files  []streamFile
-	order  []string // packages, in hydration order (subpackages first)
+	h     *hydrator
+	pkgs  map[string]*kptfilev1.KptFile
+	files []streamFile
+	order []string // packages, in hydration order (subpackages first)
+	// input is the packages in the order their files make up a pipeline's
+	// input: each package before its subpackages (beta.67's order, the
+	// hydrator's), so every function sees the resources as it would there.
+	input  []string
 	parent map[string]string
 	steps  map[string][2][]*streamStep // per package: mutators, validators
 }
@@ -102,6 +106,7 @@ func newStreamRender(in kptpkg.Tree, opts RenderOptions) (*streamRenderer, bool)
 	s := &streamRenderer{h: h, pkgs: pkgs, parent: map[string]string{}, steps: map[string][2][]*streamStep{}}
 	var walk func(dir string)
 	walk = func(dir string) {
+		s.input = append(s.input, dir)
 		for _, sub := range subpackagesOf(dir, pkgs) {
 			s.parent[sub] = dir
 			walk(sub)
@@ -179,9 +184,11 @@ func (s *streamRenderer) reader(dir string, fsys filesys.FileSystem) kio.LocalPa
 	}
 }
 
-// list finds every package's files, in the order the hydrator reads them,
-// through kio's own walk over a file system of empty files (names only,
-// but for the .krmignore files the walk reads).
+// list finds every package's files, in the order they stand in the
+// hydrator's pipeline inputs (a package's own files, then each
+// subpackage's, depth first), through kio's own walk over a file system
+// of empty files (names only, but for the .krmignore files the walk
+// reads). Pieces and sources are gathered in this order.
 func (s *streamRenderer) list() error {
 	names := filesys.MakeFsInMemory()
 	for p, b := range s.h.tree {
@@ -197,7 +204,7 @@ func (s *streamRenderer) list() error {
 			return errFallBack
 		}
 	}
-	for _, dir := range s.order {
+	for _, dir := range s.input {
 		_, rels, err := kptpkg.ListPackageFiles(s.reader(dir, names))
 		if err != nil {
 			return errFallBack
