@@ -327,17 +327,27 @@ const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
 
 // savedOnFailure returns the package as rendered by the longest prefix of
 // the root pipeline that succeeds (all mutators without the validators,
-// then fewer and fewer mutators), when the root Kptfile opts in with
-// SaveOnRenderFailureAnnotation; nil otherwise. kpt's library stops at the
-// first failure without handing back intermediate resources, so the prefix
-// is re-rendered; this costs time only on failure.
+// then fewer and fewer mutators, down to none: the root's input, its
+// subpackages rendered), when the root Kptfile opts in with
+// SaveOnRenderFailureAnnotation; nil otherwise. As in kpt beta.67, a root
+// mutator that cannot start fails the pipeline before any mutator runs,
+// so the root's input is what is saved. kpt's library stops at the first
+// failure without handing back intermediate resources, so the prefix is
+// re-rendered; this costs time only on failure.
 func savedOnFailure(ctx context.Context, have kptpkg.Tree, opts RenderOptions) kptpkg.Tree {
 	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, have[kptpkg.KptfileName])
 	if err != nil || kf.Annotations[SaveOnRenderFailureAnnotation] != "true" || kf.Pipeline == nil {
 		return nil
 	}
 	muts := kf.Pipeline.Mutators
-	for n := len(muts); n >= 1; n-- {
+	longest := len(muts)
+	for _, f := range muts {
+		if !startable(ctx, f, opts) {
+			longest = 0
+			break
+		}
+	}
+	for n := longest; n >= 0; n-- {
 		trial := kptpkg.Tree{}
 		for p, b := range have {
 			trial[p] = b
