@@ -73,9 +73,21 @@ type dashRow struct {
 // Body renders the dashboard and says how many things it shows that the
 // repository's list of pull requests does not (see worthShowing).
 func Body(ctx context.Context, in Input) (string, int, error) {
-	snap, err := in.F.ReadTree(ctx, in.Repo, in.Repo.DefaultBranch, "")
+	rows, err := gather(ctx, in)
 	if err != nil {
 		return "", 0, err
+	}
+	text, shown := write(in, rows)
+	return text, shown, nil
+}
+
+// gather reads what the dashboard shows, one row per package: the
+// packages on the default branch, their latest revisions, and the open
+// changes that draft, propose or update them.
+func gather(ctx context.Context, in Input) (map[string]*dashRow, error) {
+	snap, err := in.F.ReadTree(ctx, in.Repo, in.Repo.DefaultBranch, "")
+	if err != nil {
+		return nil, err
 	}
 	rows := map[string]*dashRow{}
 	for _, d := range porch.PackagesIn(in.Directory, snap.Files) {
@@ -83,7 +95,7 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 	}
 	tags, err := in.F.ListTags(ctx, in.Repo)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	latest := porch.LatestByPackage(tags, func(t forge.Tag) string { return t.Name })
 	for name, r := range rows {
@@ -91,32 +103,30 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 	}
 	changes, err := in.F.ListOpenChanges(ctx, in.Repo)
 	if err != nil {
-		return "", 0, err
+		return nil, err
+	}
+	row := func(p string) *dashRow {
+		if rows[p] == nil {
+			rows[p] = &dashRow{}
+		}
+		return rows[p]
 	}
 	for _, c := range changes {
 		// Only the bot's own changes carry a marker it trusts: a person
 		// can write one into their pull request's description.
 		if m, ok := review.ParseMarker(c.Body); ok && m.Variant != "" && review.IsSelf(c.Author, in.Login) {
-			r := rows[m.Package]
-			if r == nil {
-				r = &dashRow{}
-				rows[m.Package] = r
-			}
+			r := row(m.Package)
 			r.updates = append(r.updates, fmt.Sprintf("#%d", c.Number))
 			r.paused = r.paused || m.Paused
 			continue
 		}
 		comments, err := in.F.ListComments(ctx, in.Repo, c.Number)
 		if err != nil {
-			return "", 0, err
+			return nil, err
 		}
 		st := review.FindStatus(comments, in.Login).State
 		for _, p := range st.Packages {
-			r := rows[p]
-			if r == nil {
-				r = &dashRow{}
-				rows[p] = r
-			}
+			r := row(p)
 			link := fmt.Sprintf("#%d", c.Number)
 			if c.Draft {
 				r.drafts = append(r.drafts, link)
@@ -131,6 +141,12 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 			r.paused = true
 		}
 	}
+	return rows, nil
+}
+
+// write is the issue's text for the gathered rows, and how many of its
+// entries are worth an issue of their own (worthShowing).
+func write(in Input, rows map[string]*dashRow) (string, int) {
 	names := make([]string, 0, len(rows))
 	shown := len(in.FanOut) + len(in.Errors)
 	downstream := map[string]bool{}
@@ -174,7 +190,7 @@ func Body(ctx context.Context, in Input) (string, int, error) {
 	if len(errs) > 0 {
 		s.WriteString(errorsHeading + "\n\n" + strings.Join(errs, "\n") + "\n")
 	}
-	return s.String(), shown, nil
+	return s.String(), shown
 }
 
 // worthShowing says whether a package's row tells people something their
