@@ -52,8 +52,7 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 		return ens.Substring + s
 	}
 
-	type key struct{ group, kind, name string }
-	renamed := map[key]string{}
+	renamed := map[nameKey]string{}
 	hadAnnotations := map[*resource.Resource]bool{}
 	for _, r := range m.Resources() {
 		a, _ := r.Pipe(yaml.Lookup("metadata", "annotations"))
@@ -78,7 +77,7 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 				} else {
 					r.AddNamePrefix(ens.Substring)
 				}
-				renamed[key{r.GetGvk().Group, r.GetKind(), old}] = add(old)
+				renamed[nameKey{r.GetGvk().Group, r.GetKind(), old}] = add(old)
 			}
 			var f interface {
 				Filter([]*yaml.RNode) ([]*yaml.RNode, error)
@@ -98,7 +97,25 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 			return fmt.Errorf("failed to fix name back reference: %w", err)
 		}
 	}
-	// depends-on names the resources it waits for; keep it pointing at them.
+	if err := fixDependsOn(m, renamed); err != nil {
+		return err
+	}
+	if err := dropRenameBookkeeping(m, hadAnnotations); err != nil {
+		return err
+	}
+	rl.Items = rl.Items[:0]
+	for _, r := range m.Resources() {
+		rl.Items = append(rl.Items, &r.RNode)
+	}
+	return nil
+}
+
+// nameKey names a resource as depends-on does: group, kind, name.
+type nameKey struct{ group, kind, name string }
+
+// fixDependsOn keeps each depends-on annotation pointing at the resources
+// it waits for after they were renamed.
+func fixDependsOn(m resmap.ResMap, renamed map[nameKey]string) error {
 	for _, r := range m.Resources() {
 		dep, ok := r.GetAnnotations()[dependsOnAnnotation]
 		if !ok {
@@ -120,7 +137,7 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 			default:
 				continue
 			}
-			if nn, ok := renamed[key{segs[g], segs[k], segs[n]}]; ok {
+			if nn, ok := renamed[nameKey{segs[g], segs[k], segs[n]}]; ok {
 				segs[n] = nn
 				refs[i] = strings.Join(segs, "/")
 				changed = true
@@ -132,8 +149,13 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 			}
 		}
 	}
-	// Drop kustomize's rename bookkeeping (previous names, prefixes, refBy);
-	// kpt's own annotations stay.
+	return nil
+}
+
+// dropRenameBookkeeping clears kustomize's rename bookkeeping (previous
+// names, prefixes, refBy) and an annotations map it left empty on a
+// resource that had none; kpt's own annotations stay.
+func dropRenameBookkeeping(m resmap.ResMap, hadAnnotations map[*resource.Resource]bool) error {
 	for _, r := range m.Resources() {
 		present := r.GetAnnotations()
 		cleared := false
@@ -150,10 +172,6 @@ func runEnsureNameSubstring(rl *resourcelist.List) error {
 				_ = r.PipeE(yaml.Lookup("metadata"), yaml.Clear("annotations"))
 			}
 		}
-	}
-	rl.Items = rl.Items[:0]
-	for _, r := range m.Resources() {
-		rl.Items = append(rl.Items, &r.RNode)
 	}
 	return nil
 }
