@@ -92,6 +92,11 @@ func (f *Function) WithContext(ctx context.Context) *Function {
 // fields its configuration names.
 func (f *Function) ReadsAnyField() bool { return f != nil && f.readsAll }
 
+// SortsOutput reports whether f, like the catalog image built on the KRM
+// function SDK, returns its items in the SDK's order (apiVersion, kind,
+// namespace, name) rather than in the order it was given them.
+func (f *Function) SortsOutput() bool { return f != nil && f.sdkOrder }
+
 // errFunctionFailure is a function body's failure that it reported through
 // its results, none of them an error (the catalog's SDK exits 1 then).
 var errFunctionFailure = errors.New("function failure")
@@ -257,6 +262,10 @@ func (f *Function) Process(items []*yaml.RNode, functionConfig *yaml.RNode) ([]*
 	}
 	rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: items, FunctionConfig: functionConfig, Ctx: f.ctx, MaxSteps: f.maxSteps, Stderr: f.stderr}
 	runErr := f.safeRun(rl)
+	if f.sdkOrder {
+		// the catalog's image hands the next function its items sorted
+		sortLikeSDK(rl.Items)
+	}
 	if runErr == nil {
 		if e := resourcelist.FirstError(rl.Results); e != nil {
 			runErr = fmt.Errorf("%s", e.Message)

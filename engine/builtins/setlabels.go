@@ -87,6 +87,8 @@ func streamSetLabelsV02(cfg *yaml.RNode) (*Stream, error) {
 			}
 			return append(out, &fn.Result{Message: fmt.Sprintf("set %v labels in total", count), Severity: fn.Info})
 		},
+		// per-resource results are errors only, which a renderer does not stream
+		unordered: true,
 	}, nil
 }
 

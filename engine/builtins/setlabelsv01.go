@@ -39,7 +39,9 @@ func streamSetLabelsV01(cfg *yaml.RNode) (*Stream, error) {
 		}
 		return nil
 	}
-	return &Stream{apply: apply, finish: finish}, nil
+	// the one result is the first duplicate, an error, which a renderer
+	// does not stream
+	return &Stream{apply: apply, finish: finish, unordered: true}, nil
 }
 
 // labelsConfigV01 reads v0.1's function config: a v1 ConfigMap's data, or

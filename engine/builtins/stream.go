@@ -31,6 +31,10 @@ import (
 type Stream struct {
 	apply  func(items []*yaml.RNode) (Piece, error)
 	finish func(pieces []Piece) fn.Results
+	// unordered: the results do not depend on the order of the resources
+	// (a summary count), so a renderer may stream the function even after
+	// one that reorders the whole list.
+	unordered bool
 }
 
 // Piece is what a Stream's Apply found in one piece of the package; Finish
@@ -70,6 +74,10 @@ func (s *Stream) Apply(items []*yaml.RNode) (p Piece, err error) {
 // Finish returns the function's results for the whole package, given the
 // pieces Apply returned, in package order.
 func (s *Stream) Finish(pieces []Piece) fn.Results { return s.finish(pieces) }
+
+// ResultsFollowOrder reports whether the results (per-resource findings,
+// the first duplicate found) depend on the order the resources come in.
+func (s *Stream) ResultsFollowOrder() bool { return !s.unordered }
 
 // Stream prepares f, configured with functionConfig (nil when the
 // pipeline gives none), to run piece by piece. ok is false when f cannot
@@ -171,6 +179,16 @@ func total(pieces []Piece) int {
 	return n
 }
 
+// Findings counts the per-resource results the pieces hold: results a
+// renderer must list in the order the function saw the resources.
+func Findings(pieces []Piece) int {
+	n := 0
+	for _, p := range pieces {
+		n += len(p.results)
+	}
+	return n
+}
+
 // findings concatenates the pieces' per-resource results.
 func findings(pieces []Piece) fn.Results {
 	var out fn.Results
@@ -188,7 +206,8 @@ func counting(apply func(items []*yaml.RNode) (int, error), summary func(n int) 
 			n, err := apply(items)
 			return Piece{count: n}, err
 		},
-		finish: func(pieces []Piece) fn.Results { return fn.Results{summary(total(pieces))} },
+		finish:    func(pieces []Piece) fn.Results { return fn.Results{summary(total(pieces))} },
+		unordered: true,
 	}
 }
 

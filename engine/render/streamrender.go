@@ -71,6 +71,9 @@ type streamStep struct {
 	image  string
 	stream *builtins.Stream
 	pieces []builtins.Piece // per file, by render order
+	// sorted: a step before this one handed the whole list on in the KRM
+	// function SDK's order, which the files streamed apart never get.
+	sorted bool
 }
 
 // streamRenderer is one streamed render: the package's files in render
@@ -86,6 +89,7 @@ type streamRenderer struct {
 	input  []string
 	parent map[string]string
 	steps  map[string][2][]*streamStep // per package: mutators, validators
+	sorted bool                        // a step prepared so far sorts its output (streamStep.sorted)
 }
 
 func newStreamRender(in kptpkg.Tree, opts RenderOptions) (*streamRenderer, bool) {
@@ -149,6 +153,10 @@ func (s *streamRenderer) render(ctx context.Context) (kptpkg.Tree, *fnresult.Res
 	for _, dir := range s.order {
 		for _, steps := range s.steps[dir] {
 			for _, st := range steps {
+				if st.sorted && st.stream.ResultsFollowOrder() && builtins.Findings(st.pieces) > 0 {
+					// per-resource results in file order, not the SDK's
+					return nil, nil, errFallBack
+				}
 				found := st.stream.Finish(st.pieces)
 				for _, r := range found {
 					if r != nil && r.Severity == sdk.Error {
@@ -292,7 +300,8 @@ func (s *streamRenderer) prepare(dir string) error {
 			if !ok {
 				return errFallBack
 			}
-			st := &streamStep{fn: f, image: image, stream: stream, pieces: make([]builtins.Piece, len(s.files))}
+			st := &streamStep{fn: f, image: image, stream: stream, pieces: make([]builtins.Piece, len(s.files)), sorted: s.sorted}
+			s.sorted = s.sorted || b.SortsOutput()
 			if mutator {
 				steps[0] = append(steps[0], st)
 				if chunk, err = s.h.step(dir, f, chunk, true, applier(st, -1)); err != nil {

@@ -320,6 +320,14 @@ var fallBackCases = map[string]kptpkg.Tree{
 		"a.yaml":  []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: a\n  namespace: dev\n"),
 		"b.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  namespace: dev\n  annotations:\n    config.kubernetes.io/depends-on: /namespaces/dev/ServiceAccount/a\n"),
 	},
+	// set-namespace hands search-replace the list in the SDK's order
+	// (alpha before zeta), so its per-resource results follow that order,
+	// not the files'.
+	"sorted-then-findings": {
+		"Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-namespace:v0.4\n      configMap:\n        namespace: prod\n    - image: search-replace:v0.2\n      configMap:\n        by-path: data.tier\n        put-value: x\n"),
+		"a.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: zeta\ndata:\n  tier: web\n"),
+		"b.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\ndata:\n  tier: db\n"),
+	},
 	"bad-config": {
 		"Kptfile": []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - image: set-image:v0.1\n      configMap:\n        colour: blue\n"),
 		"a.yaml":  []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"),
@@ -332,11 +340,16 @@ var fallBackCases = map[string]kptpkg.Tree{
 // cases above; and it declines what it cannot do exactly.
 func TestStreamRenderMatchesHydrator(t *testing.T) {
 	t.Parallel()
-	mustStream := map[string]bool{"generated-300": true, "namespace-blueprint": true, "subpackages": true}
+	mustStream := map[string]bool{"subpackages": true}
+	// afterSort: a function built on the KRM function SDK (set-namespace)
+	// hands the next ones the list sorted, and a later step reports
+	// per-resource results (set-annotations, apply-setters) in that
+	// order, not the files'.
+	afterSort := map[string]bool{"generated-300": true, "namespace-blueprint": true, "config-edited-before-use": true, "subpackages-and-selectors": true}
 	cases := renderCases(t)
 	for name, in := range streamCases {
 		cases[name] = in
-		mustStream[name] = true
+		mustStream[name] = !afterSort[name]
 	}
 	for name, in := range fallBackCases {
 		cases[name] = in
@@ -349,7 +362,7 @@ func TestStreamRenderMatchesHydrator(t *testing.T) {
 			if err != nil {
 				t.Fatalf("streamRender: %v", err)
 			}
-			if _, fallBack := fallBackCases[name]; fallBack && ok {
+			if _, fallBack := fallBackCases[name]; (fallBack || afterSort[name]) && ok {
 				t.Fatal("streamed; the whole-list render must decide this package")
 			}
 			if mustStream[name] && !ok {
@@ -411,7 +424,7 @@ func TestStreamRenderRandom(t *testing.T) {
 			t.Fatalf("seed %d: results differ (-whole +streamed):\n%s", seed, diff)
 		}
 	}
-	if streamed < 110 || replaced < 12 {
+	if streamed < 70 || replaced < 5 {
 		t.Errorf("only %d of 300 random packages streamed, %d of them with apply-replacements", streamed, replaced)
 	}
 }
