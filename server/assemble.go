@@ -39,7 +39,8 @@ func NewDemoBot(f forge.Resolver, login string) (*bot.Bot, error) {
 // workers and queue size apply.
 func (a *App) Server(log *slog.Logger, reg *prometheus.Registry) *Server {
 	return New(Options{Handler: a.Bot, Parsers: a.Parsers, Repos: a.Repos, ResyncInterval: a.Config.Resync,
-		Workers: a.Config.Workers, QueueSize: a.Config.QueueSize, Logger: log, Registry: reg, MaxBody: MaxWebhookBody})
+		Workers: a.Config.Workers, QueueSize: a.Config.QueueSize, Logger: log, Registry: reg, MaxBody: MaxWebhookBody,
+		LowerWorkerPriority: true})
 }
 
 // MaxWebhookBody bounds a delivery (GitHub caps payloads at 25 MB).

@@ -140,7 +140,8 @@ func BenchmarkWebhookIntakeUnderResync(b *testing.B) {
 			return rs, err
 		}
 		s := New(Options{Handler: fl.bot, Workers: benchWorkers(), QueueSize: 1000, ResyncInterval: time.Second, Repos: list,
-			Parsers: map[string]WebhookParser{forge.GitHub: githubParser}})
+			LowerWorkerPriority: os.Getenv("KPTBOT_NICE_WORKERS") != "0", // as kptbot serve; 0 to compare
+			Parsers:             map[string]WebhookParser{forge.GitHub: githubParser}})
 		inside := &handlerTimes{}
 		url := startAsServe(b, s, inside)
 		repos, _ := list(context.Background())

@@ -42,6 +42,9 @@ type Options struct {
 	Repos          func(ctx context.Context) ([]forge.Repo, error)
 	ResyncInterval time.Duration
 	Workers        int
+	// LowerWorkerPriority runs each worker on its own OS thread at a lower
+	// CPU priority than the intake's (Linux; see lowerWorkerPriority).
+	LowerWorkerPriority bool
 	// QueueSize bounds the distinct repositories with webhook work waiting
 	// (default 1000); resyncs and fan-outs never count against it.
 	QueueSize int

@@ -23,6 +23,9 @@ var errPanicked = errors.New("panicked")
 
 func (s *Server) worker(ctx context.Context) {
 	defer s.wg.Done()
+	if s.opts.LowerWorkerPriority {
+		lowerWorkerPriority()
+	}
 	ctx = bot.WithScheduler(ctx, s)
 	for {
 		it, err := s.queue.Get(ctx)
