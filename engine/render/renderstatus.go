@@ -252,7 +252,7 @@ func withRenderStatus(kptfile []byte, c kptfilev1.Condition, rs *kptpkg.RenderSt
 	}
 	out.Status.Conditions = append(out.Status.Conditions, c)
 	out.Status.RenderStatus = rs
-	b, err := yaml.MarshalWithOptions(out, &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle})
+	b, err := marshalKptfile(out)
 	if err != nil {
 		return nil, fmt.Errorf("writing the render status: %w", err)
 	}

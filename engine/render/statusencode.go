@@ -1,0 +1,95 @@
+package render
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// resultsBatch bounds the results encoded in one YAML document. yaml.v3's
+// emitter keeps every event of a document until the document ends (a few
+// hundred bytes each, about twenty per result), so the render status of
+// the 10k-resource package, ~16,000 results, encoded as one document held
+// ~65 MB of events (and twice that while the slice grew): the whole of
+// the render's peak. Longer result lists are encoded a batch at a time
+// and spliced in.
+const resultsBatch = 256
+
+// marshalKptfile writes kf as yaml.MarshalWithOptions with kpt's wide
+// sequences does, byte for byte, without ever holding more than
+// resultsBatch results' events: each long result list is first written as
+// one placeholder result, then replaced by the list encoded in batches as
+// top-level sequences, every non-empty line indented as the placeholder
+// was (the encoder's width is unbounded and block scalars' blank lines
+// carry no indent, so indenting is all nesting changes).
+func marshalKptfile(kf kptfileWithStatus) ([]byte, error) {
+	opts := &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle}
+	if kf.Status == nil || kf.Status.RenderStatus == nil {
+		return yaml.MarshalWithOptions(kf, opts)
+	}
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("writing the render status: %w", err)
+	}
+	type held struct {
+		token string
+		items []kptpkg.ResultItem
+	}
+	var lists []held
+	hold := func(steps []kptpkg.PipelineStepResult) []kptpkg.PipelineStepResult {
+		steps = append([]kptpkg.PipelineStepResult(nil), steps...)
+		for i := range steps {
+			for _, list := range []*[]kptpkg.ResultItem{&steps[i].Results, &steps[i].ErrorResults} {
+				if len(*list) <= resultsBatch {
+					continue
+				}
+				token := fmt.Sprintf("kptbot-results-%x-%d", nonce, len(lists))
+				lists = append(lists, held{token, *list})
+				*list = []kptpkg.ResultItem{{Message: token}}
+			}
+		}
+		return steps
+	}
+	rs := *kf.Status.RenderStatus
+	rs.MutationSteps, rs.ValidationSteps = hold(rs.MutationSteps), hold(rs.ValidationSteps)
+	kf.Status = &kptfileStatus{Conditions: kf.Status.Conditions, RenderStatus: &rs}
+	b, err := yaml.MarshalWithOptions(kf, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lists {
+		line := []byte("- message: " + l.token + "\n")
+		at := bytes.Index(b, line)
+		start := bytes.LastIndexByte(b[:at+1], '\n') + 1
+		if at < 0 || bytes.Count(b, []byte(l.token)) != 1 || len(bytes.TrimLeft(b[start:at], " ")) != 0 {
+			return nil, fmt.Errorf("results placeholder %s not found once on its own line", l.token)
+		}
+		indent := b[start:at]
+		var out bytes.Buffer
+		out.Grow(len(b))
+		out.Write(b[:start])
+		for i := 0; i < len(l.items); i += resultsBatch {
+			part, err := yaml.MarshalWithOptions(l.items[i:min(i+resultsBatch, len(l.items))], opts)
+			if err != nil {
+				return nil, err
+			}
+			for len(part) > 0 {
+				n := bytes.IndexByte(part, '\n') + 1
+				if n == 0 {
+					n = len(part)
+				}
+				if n > 1 {
+					out.Write(indent)
+				}
+				out.Write(part[:n])
+				part = part[n:]
+			}
+		}
+		out.Write(b[at+len(line):])
+		b = out.Bytes()
+	}
+	return b, nil
+}
