@@ -89,7 +89,13 @@ func streamSetAnnotations(cfg *yaml.RNode) (*Stream, error) {
 		out.Sort()
 		return out
 	}
-	return &Stream{apply: apply, finish: finish}, nil
+	// The results are sorted by file, index and then field and message,
+	// after one per (file, index, field) is kept: a total order, so they
+	// do not depend on the order the resources came in, and the function
+	// streams after one that sorts the whole list (set-namespace). Only
+	// the duplicate-identity failure names the first duplicate met, and a
+	// renderer never streams a failure.
+	return &Stream{apply: apply, finish: finish, unordered: true}, nil
 }
 
 // duplicateID finds the first resource whose identity an earlier one

@@ -340,12 +340,14 @@ var fallBackCases = map[string]kptpkg.Tree{
 // cases above; and it declines what it cannot do exactly.
 func TestStreamRenderMatchesHydrator(t *testing.T) {
 	t.Parallel()
-	mustStream := map[string]bool{"subpackages": true}
+	mustStream := map[string]bool{"subpackages": true, "generated-300": true, "namespace-blueprint": true}
 	// afterSort: a function built on the KRM function SDK (set-namespace)
 	// hands the next ones the list sorted, and a later step reports
-	// per-resource results (set-annotations, apply-setters) in that
-	// order, not the files'.
-	afterSort := map[string]bool{"generated-300": true, "namespace-blueprint": true, "config-edited-before-use": true, "subpackages-and-selectors": true}
+	// per-resource results (apply-setters, search-replace) in that
+	// order, not the files'. set-annotations sorts its results and
+	// streams after a sort (generated-300, namespace-blueprint,
+	// subpackages-and-selectors).
+	afterSort := map[string]bool{"config-edited-before-use": true}
 	cases := renderCases(t)
 	for name, in := range streamCases {
 		cases[name] = in
