@@ -9,22 +9,16 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// resultsBatch bounds the results encoded in one YAML document. yaml.v3's
-// emitter keeps every event of a document until the document ends (a few
-// hundred bytes each, about twenty per result), so the render status of
-// the 10k-resource package, ~16,000 results, encoded as one document held
-// ~65 MB of events (and twice that while the slice grew): the whole of
-// the render's peak. Longer result lists are encoded a batch at a time
-// and spliced in.
+// resultsBatch bounds the results encoded in one YAML document: yaml.v3's
+// emitter keeps a document's every event until it ends (~20 per result):
+// ~65 MB for the 10k-resource package's ~16,000 results in one document.
 const resultsBatch = 256
 
-// marshalKptfile writes kf as yaml.MarshalWithOptions with kpt's wide
-// sequences does, byte for byte, without ever holding more than
-// resultsBatch results' events: each long result list is first written as
-// one placeholder result, then replaced by the list encoded in batches as
-// top-level sequences, every non-empty line indented as the placeholder
-// was (the encoder's width is unbounded and block scalars' blank lines
-// carry no indent, so indenting is all nesting changes).
+// marshalKptfile is yaml.MarshalWithOptions (wide sequences) of kf, byte
+// for byte: a long result list is written as a placeholder, replaced by
+// the list encoded in batches as top-level sequences, non-empty lines
+// indented as the placeholder (width is unbounded; blank lines in block
+// scalars carry no indent).
 func marshalKptfile(kf kptfileWithStatus) ([]byte, error) {
 	opts := &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle}
 	if kf.Status == nil || kf.Status.RenderStatus == nil {
