@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -53,16 +52,7 @@ func Interfaces(root string) ([]Interface, error) {
 			s.module = strings.TrimSpace(m)
 		}
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	err = walkSources(root, func(p string) error {
 		f, err := parser.ParseFile(fset, p, nil, 0)
 		if err != nil {
 			return err

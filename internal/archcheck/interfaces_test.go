@@ -1,7 +1,6 @@
 package archcheck
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -52,15 +51,7 @@ type Local interface{ D(); E() }
 `,
 		"b/b_test.go": "package b\n\ntype Huge interface{ A(); B(); C(); D(); E(); F(); G() }\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	got, err := Interfaces(root)
 	if err != nil {
 		t.Fatal(err)

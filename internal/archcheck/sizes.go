@@ -18,16 +18,7 @@ const MaxPackageLines = 2500
 // skipped).
 func PackageLines(root string) (map[string]int, error) {
 	out := map[string]int{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	err := walkSources(root, func(p string) error {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -40,4 +31,22 @@ func PackageLines(root string) (map[string]int, error) {
 		return nil
 	})
 	return out, err
+}
+
+// walkSources calls fn with the path of every non-test Go file of the
+// module at root, testdata and hidden directories skipped: the files both
+// checks hold to their limits.
+func walkSources(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		return fn(p)
+	})
 }

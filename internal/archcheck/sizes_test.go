@@ -51,6 +51,20 @@ func TestPackageLinesCountsLikeWc(t *testing.T) {
 		"a/README.md":          strings.Repeat("\n", 100),
 		"a/sub/testdata/y.txt": "x\n",
 	}
+	writeTree(t, root, files)
+	got, err := PackageLines(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"a": 4, "a/sub": 1}
+	if len(got) != len(want) || got["a"] != want["a"] || got["a/sub"] != want["a/sub"] {
+		t.Errorf("PackageLines = %v, want %v", got, want)
+	}
+}
+
+// writeTree writes files (slash paths relative to root) into root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -59,13 +73,5 @@ func TestPackageLinesCountsLikeWc(t *testing.T) {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := PackageLines(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int{"a": 4, "a/sub": 1}
-	if len(got) != len(want) || got["a"] != want["a"] || got["a/sub"] != want["a/sub"] {
-		t.Errorf("PackageLines = %v, want %v", got, want)
 	}
 }
