@@ -141,11 +141,10 @@ func readInputs(getenv func(string) string, tokenFallback string) (Inputs, error
 	default:
 		return Inputs{}, fmt.Errorf("input %s: %q: expected %q or %q", InputFanOut, in.FanOut, FanOutDirect, FanOutDispatch)
 	}
-	switch in.WriteMode = input(getenv, InputWrites); in.WriteMode {
-	case "":
+	if in.WriteMode = input(getenv, InputWrites); in.WriteMode == "" {
 		in.WriteMode = config.WriteStandard
-	case config.WriteStandard, config.WriteSingle:
-	default:
+	}
+	if !config.IsWriteMode(in.WriteMode) {
 		return Inputs{}, fmt.Errorf("input %s: %q: expected %q or %q", InputWrites, in.WriteMode, config.WriteStandard, config.WriteSingle)
 	}
 	var err error

@@ -52,6 +52,10 @@ const (
 	WriteSingle   = "single"
 )
 
+// IsWriteMode reports whether m names a write mode (empty is not one: each
+// caller says what its default is).
+func IsWriteMode(m string) bool { return m == WriteStandard || m == WriteSingle }
+
 // GitHubServer configures the GitHub side: App mode (appID +
 // privateKeyFile) or token mode (tokenFile).
 type GitHubServer struct {
@@ -142,7 +146,7 @@ func ParseServer(name string, data []byte) (*Server, error) {
 	if s.QueueSize == 0 {
 		s.QueueSize = 1000
 	}
-	if s.WriteMode != "" && s.WriteMode != WriteStandard && s.WriteMode != WriteSingle {
+	if s.WriteMode != "" && !IsWriteMode(s.WriteMode) {
 		errs = append(errs, fmt.Errorf("%s: writeMode %q: want %s or %s", name, s.WriteMode, WriteStandard, WriteSingle))
 	}
 	if s.FanOut != "" && s.FanOut != "direct" && s.FanOut != "dispatch" {
