@@ -34,10 +34,11 @@ func quietKlog() {
 	klog.SetOutput(io.Discard)
 }
 
-// tuneGC sets the CLI's garbage collector target (gcpolicy.CLIPercent,
-// 50) unless the user set GOGC: a CLI command renders or updates a package
-// once, and its peak memory is what users feel. `kptbot serve` raises the
-// target again, bounded by a memory limit (serveGC).
+// tuneGC sets the CLI's garbage collector (gcpolicy.CLI): off for the
+// first CLIStartHeap a command allocates, which is all most commands
+// allocate, then target 50 (a CLI command renders or updates a package
+// once, and its peak memory is what users feel), unless the user set GOGC.
+// `kptbot serve` replaces this with the server's settings (serveGC).
 func tuneGC() {
 	gcpolicy.CLI(os.Getenv).Apply()
 }

@@ -16,11 +16,18 @@ func env(kv ...string) func(string) string {
 
 func TestCLI(t *testing.T) {
 	t.Parallel()
-	if got := CLI(env()); got != (Settings{Percent: 50, Limit: -1}) {
-		t.Errorf("no GOGC: got %+v", got)
-	}
-	if got := CLI(env("GOGC", "200")); got != (Settings{Percent: -1, Limit: -1}) {
-		t.Errorf("the user's GOGC: got %+v, want it left alone", got)
+	for _, tc := range []struct {
+		name string
+		env  func(string) string
+		want Settings
+	}{
+		{"defaults", env(), Settings{Percent: 50, Limit: -1, StartHeap: CLIStartHeap}},
+		{"the user's GOGC is left alone", env("GOGC", "200"), Settings{Percent: -1, Limit: -1}},
+		{"the user's GOMEMLIMIT: no start, which would replace it", env("GOMEMLIMIT", "1GiB"), Settings{Percent: 50, Limit: -1}},
+	} {
+		if got := CLI(tc.env); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -34,15 +41,15 @@ func TestServer(t *testing.T) {
 		container int64
 		want      Settings
 	}{
-		{"container limit", env(), "auto", gib, Settings{400, 751619276}},
-		{"no container limit", env(), "", 0, Settings{400, DefaultLimit}},
-		{"flag size", env(), "768MiB", gib, Settings{400, 768 << 20}},
-		{"flag bytes", env(), "1000000", 0, Settings{400, 1000000}},
-		{"flag off", env(), "off", gib, Settings{400, 0}},
-		{"user GOMEMLIMIT wins over the flag", env("GOMEMLIMIT", "2GiB"), "768MiB", gib, Settings{400, -1}},
-		{"user GOGC: no limit unless asked", env("GOGC", "100"), "auto", gib, Settings{-1, -1}},
-		{"user GOGC and the flag", env("GOGC", "100"), "2GiB", 0, Settings{-1, 2 * gib}},
-		{"user GOGC and GOMEMLIMIT", env("GOGC", "off", "GOMEMLIMIT", "1GiB"), "2GiB", gib, Settings{-1, -1}},
+		{"container limit", env(), "auto", gib, Settings{Percent: 400, Limit: 751619276}},
+		{"no container limit", env(), "", 0, Settings{Percent: 400, Limit: DefaultLimit}},
+		{"flag size", env(), "768MiB", gib, Settings{Percent: 400, Limit: 768 << 20}},
+		{"flag bytes", env(), "1000000", 0, Settings{Percent: 400, Limit: 1000000}},
+		{"flag off", env(), "off", gib, Settings{Percent: 400, Limit: 0}},
+		{"user GOMEMLIMIT wins over the flag", env("GOMEMLIMIT", "2GiB"), "768MiB", gib, Settings{Percent: 400, Limit: -1}},
+		{"user GOGC: no limit unless asked", env("GOGC", "100"), "auto", gib, Settings{Percent: -1, Limit: -1}},
+		{"user GOGC and the flag", env("GOGC", "100"), "2GiB", 0, Settings{Percent: -1, Limit: 2 * gib}},
+		{"user GOGC and GOMEMLIMIT", env("GOGC", "off", "GOMEMLIMIT", "1GiB"), "2GiB", gib, Settings{Percent: -1, Limit: -1}},
 	} {
 		got, err := Server(tc.env, tc.flag, tc.container)
 		if err != nil || got != tc.want {
