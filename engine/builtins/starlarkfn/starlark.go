@@ -30,7 +30,6 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Starlark limits. A script from a change's head must not be able to stall
@@ -78,65 +77,22 @@ func Process(ctx context.Context, maxSteps uint64, stderr io.Writer, rl *fn.Reso
 
 // transformStarlark is the catalog's StarlarkRun.Transform and
 // SimpleFilter.Filter: the items and the function config wrapped in a
-// ResourceList, converted to Starlark values, run, and converted back.
+// ResourceList, converted to Starlark values, run, and converted back
+// (convert.go).
 func transformStarlark(ctx context.Context, sr *catalog.StarlarkRun, rl *fn.ResourceList, maxSteps uint64, stderr io.Writer) error {
-	fc, err := yaml.Parse(rl.FunctionConfig.String())
-	if err != nil {
-		return err
-	}
-	nodes := make([]*yaml.RNode, 0, len(rl.Items))
-	for _, obj := range rl.Items {
-		n, err := yaml.Parse(obj.String())
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, n)
-	}
-	in, err := sl.WrapResources(nodes, fc)
-	if err != nil {
-		return err
-	}
-	m, err := in.Map()
-	if err != nil {
-		return err
-	}
-	value, err := util.Marshal(m)
+	value, err := resourceListValue(rl)
 	if err != nil {
 		return err
 	}
 	if maxSteps == 0 {
-		maxSteps = uint64(BaseSteps + StepsPerResource*len(nodes))
+		maxSteps = uint64(BaseSteps + StepsPerResource*len(rl.Items))
 	}
 	if err := runStarlarkScript(ctx, sr.Name, sr.Source, value, maxSteps, stderr); err != nil {
 		return err
 	}
-	out, err := util.Unmarshal(value)
+	objs, err := resourceListItems(value)
 	if err != nil {
 		return err
-	}
-	b, err := yaml.Marshal(out)
-	if err != nil {
-		return err
-	}
-	rn, err := yaml.Parse(string(b))
-	if err != nil {
-		return err
-	}
-	outNodes, _, err := sl.UnwrapResources(rn)
-	if err != nil {
-		return err
-	}
-	objs := make(fn.KubeObjects, 0, len(outNodes))
-	for _, n := range outNodes {
-		s, err := n.String()
-		if err != nil {
-			return err
-		}
-		obj, err := fn.ParseKubeObject([]byte(s))
-		if err != nil {
-			return err
-		}
-		objs = append(objs, obj)
 	}
 	rl.Items = objs
 	return nil
