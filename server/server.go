@@ -145,10 +145,15 @@ func New(opts Options) *Server {
 	return s
 }
 
+// ginReleaseMode switches gin's process-wide mode (debug route logging
+// off) once: gin v1.10's SetMode writes a plain global, which servers
+// built side by side (tests, replicas) must not race on.
+var ginReleaseMode = sync.OnceFunc(func() { gin.SetMode(gin.ReleaseMode) })
+
 // Router returns the HTTP routes: the webhooks, health, readiness and
 // metrics.
 func (s *Server) Router() http.Handler {
-	gin.SetMode(gin.ReleaseMode)
+	ginReleaseMode()
 	r := gin.New()
 	r.Use(gin.Recovery())
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok\n") })
