@@ -16,13 +16,13 @@ import (
 	"strings"
 	"time"
 
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/config"
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 	"github.com/kptbot/kptbot/review"
@@ -305,7 +305,7 @@ func renderFindings(dir string, err error) []Finding {
 
 // resultFindings turns the functions' error and warning results into
 // findings at the files they name.
-func resultFindings(dir string, results *fnresult.ResultList) []Finding {
+func resultFindings(dir string, results *fnresults.List) []Finding {
 	if results == nil {
 		return nil
 	}

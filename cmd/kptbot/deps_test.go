@@ -77,3 +77,23 @@ func TestBinaryLinksNoUnusedServerCodecs(t *testing.T) {
 		"github.com/goccy/go-yaml":    why,
 	})
 }
+
+// TestBinaryLinksNoOpenAPIValidation: the kptbot binary links neither
+// kyaml's fn/framework nor the kube-openapi validators and formats
+// (validate, strfmt, govalidator) that only framework needed, nor kpt's
+// fnresult and fn packages that brought framework in: their package
+// initialisation (format registries, regular expressions) was the largest
+// single share of every command's start-up, for result types that
+// engine/fnresults provides. Tests may still import them to compare.
+func TestBinaryLinksNoOpenAPIValidation(t *testing.T) {
+	t.Parallel()
+	const why = "function results are engine/fnresults' types; this package's init is paid by every CLI call"
+	assertNotLinked(t, map[string]string{
+		"sigs.k8s.io/kustomize/kyaml/fn/framework":                 why,
+		"k8s.io/kube-openapi/pkg/validation/validate":              why,
+		"k8s.io/kube-openapi/pkg/validation/strfmt":                why,
+		"k8s.io/kube-openapi/pkg/internal/third_party/govalidator": why,
+		"github.com/kptdev/kpt/pkg/api/fnresult":                   why,
+		"github.com/kptdev/kpt/pkg/fn":                             why,
+	})
+}

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +61,7 @@ records a Rendered condition either way.
 					res, err = render.RenderTree(cmd.Context(), have, opts)
 				}
 			}
-			var results *fnresult.ResultList
+			var results *fnresults.List
 			if res != nil {
 				results = res.Results
 			}
@@ -102,7 +102,7 @@ records a Rendered condition either way.
 }
 
 // reportResults prints kpt-style per-function lines.
-func reportResults(w io.Writer, results *fnresult.ResultList) {
+func reportResults(w io.Writer, results *fnresults.List) {
 	if results == nil {
 		return
 	}

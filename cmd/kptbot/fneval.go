@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/kptbot/kptbot/engine/fneval"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
 )
@@ -264,7 +264,7 @@ func (f *evalFlags) report(w io.Writer, res *fneval.EvalResult, err error, took 
 		status = "FAIL"
 	}
 	fmt.Fprintf(w, "[%s] %q in %v\n", status, res.Function, took.Truncate(100*time.Millisecond))
-	var item fnresult.Result
+	var item fnresults.Result
 	if res.Results != nil && len(res.Results.Items) > 0 {
 		item = res.Results.Items[0]
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/fnrun"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	"github.com/kptbot/kptbot/engine/render"
@@ -55,7 +55,7 @@ type EvalOptions struct {
 // EvalResult is the outcome of an eval.
 type EvalResult struct {
 	// Results is kpt's FunctionResultList for the one function.
-	Results *fnresult.ResultList
+	Results *fnresults.List
 	// Function names the function as kpt prints it (image or exec).
 	Function string
 	// Selected is how many resources the function was given, when a
@@ -198,7 +198,7 @@ func newEvalRun(ctx context.Context, opts EvalOptions) (*evalRun, error) {
 // apply is kpt's runfn: selection, the function, its output checks and
 // structured results, and the selected resources merged back in place.
 func (r *evalRun) apply(input []*yaml.RNode) (*EvalResult, error) {
-	res := &EvalResult{Function: r.name, Selected: -1, Results: fnresult.NewResultList()}
+	res := &EvalResult{Function: r.name, Selected: -1, Results: fnresults.NewList()}
 	selecting := !r.opts.Selector.IsEmpty() || !r.opts.Exclusion.IsEmpty()
 	selected := input
 	var inputIDs []string
@@ -215,7 +215,7 @@ func (r *evalRun) apply(input []*yaml.RNode) (*EvalResult, error) {
 		}
 		res.Selected = len(selected)
 	}
-	item := fnresult.Result{Image: r.opts.Image, ExecPath: r.opts.Exec}
+	item := fnresults.Result{Image: r.opts.Image, ExecPath: r.opts.Exec}
 	if r.opts.Image != "" {
 		item.Image = r.name
 	}
@@ -254,7 +254,7 @@ func (r *evalRun) apply(input []*yaml.RNode) (*EvalResult, error) {
 // filter is kpt's FunctionRunner around the function: input and output
 // must be KRM, the output stays inside the package, and the function's
 // structured results and stderr are recorded whether or not it failed.
-func (r *evalRun) filter(input []*yaml.RNode, item *fnresult.Result) ([]*yaml.RNode, error) {
+func (r *evalRun) filter(input []*yaml.RNode, item *fnresults.Result) ([]*yaml.RNode, error) {
 	if err := render.AreKRM(input); err != nil {
 		return nil, fmt.Errorf("input resource list must contain only KRM resources: %s", err.Error())
 	}

@@ -7,16 +7,17 @@ import (
 	"io"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/fnresults"
 )
 
 // Outcome is what one run of a function reported, as kpt records it.
 type Outcome struct {
 	// Results are the function's structured results.
-	Results framework.Results
+	Results []*fnresults.Item
 	// Stderr is what the process wrote to stderr (the container engine's
 	// own pull messages left out).
 	Stderr string
@@ -78,7 +79,7 @@ func (p *Process) Filter(ctx context.Context, config *yaml.RNode, input []*yaml.
 // SDK's list of items or the older wrapped form ({items: [...]}), with the
 // legacy resourceRef.metadata name and namespace and field.suggestedValue
 // lifted into their current places.
-func StructuredResults(n *yaml.RNode) (framework.Results, error) {
+func StructuredResults(n *yaml.RNode) ([]*fnresults.Item, error) {
 	if n.IsNilOrEmpty() {
 		return nil, nil
 	}
@@ -91,7 +92,7 @@ func StructuredResults(n *yaml.RNode) (framework.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out framework.Results
+	var out []*fnresults.Item
 	if err := yaml.Unmarshal([]byte(s), &out); err != nil {
 		return nil, fmt.Errorf("function results: %w", err)
 	}
@@ -109,10 +110,10 @@ func StructuredResults(n *yaml.RNode) (framework.Results, error) {
 }
 
 // liftLegacy is kpt's migrateLegacyResult for one item.
-func liftLegacy(item *yaml.RNode, r *framework.Result) {
+func liftLegacy(item *yaml.RNode, r *fnresults.Item) {
 	if sv, err := item.Pipe(yaml.Lookup("field", "suggestedValue")); err == nil && sv != nil {
 		if r.Field == nil {
-			r.Field = &framework.Field{}
+			r.Field = &fnresults.Field{}
 		}
 		r.Field.ProposedValue = sv
 	}

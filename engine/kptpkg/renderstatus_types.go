@@ -1,9 +1,6 @@
 package kptpkg
 
-import (
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-)
+import "sigs.k8s.io/kustomize/kyaml/yaml"
 
 // RenderStatus is what kpt (v1.0.0-beta.62 and later) records in the root
 // Kptfile's status.renderStatus after a render: one entry per pipeline
@@ -39,10 +36,10 @@ type PipelineStepResult struct {
 // ResultItem (field values are strings there).
 type ResultItem struct {
 	Message     string                   `yaml:"message,omitempty" json:"message,omitempty"`
-	Severity    framework.Severity       `yaml:"severity,omitempty" json:"severity,omitempty"`
+	Severity    string                   `yaml:"severity,omitempty" json:"severity,omitempty"`
 	ResourceRef *yaml.ResourceIdentifier `yaml:"resourceRef,omitempty" json:"resourceRef,omitempty"`
 	Field       *ResultField             `yaml:"field,omitempty" json:"field,omitempty"`
-	File        *framework.File          `yaml:"file,omitempty" json:"file,omitempty"`
+	File        *ResultFile              `yaml:"file,omitempty" json:"file,omitempty"`
 	Tags        map[string]string        `yaml:"tags,omitempty" json:"tags,omitempty"`
 }
 
@@ -51,6 +48,12 @@ type ResultField struct {
 	Path          string `yaml:"path,omitempty" json:"path,omitempty"`
 	CurrentValue  string `yaml:"currentValue,omitempty" json:"currentValue,omitempty"`
 	ProposedValue string `yaml:"proposedValue,omitempty" json:"proposedValue,omitempty"`
+}
+
+// ResultFile is the file holding the resource a result is about.
+type ResultFile struct {
+	Path  string `yaml:"path,omitempty" json:"path,omitempty"`
+	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
 }
 
 // StepName names the step as kpt's error summary does: its name, else

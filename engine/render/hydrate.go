@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -45,7 +45,7 @@ type hydrator struct {
 	root    string
 	prefix  string
 	opts    RenderOptions
-	results *fnresult.ResultList
+	results *fnresults.List
 	input   map[string]bool // files that held resources before the render
 	fns     map[string]*builtins.Function
 	// before holds, per file (relative to the root), the fingerprints of
@@ -63,12 +63,12 @@ type hydrator struct {
 }
 
 // fastRender renders in with the hydrator.
-func fastRender(ctx context.Context, fsys filesys.FileSystem, root string, in kptpkg.Tree, opts RenderOptions) (*fnresult.ResultList, error) {
+func fastRender(ctx context.Context, fsys filesys.FileSystem, root string, in kptpkg.Tree, opts RenderOptions) (*fnresults.List, error) {
 	prefix := opts.ImagePrefix
 	if prefix == "" {
 		prefix = DefaultImagePrefix
 	}
-	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), opts: opts, results: fnresult.NewResultList(), input: map[string]bool{},
+	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), opts: opts, results: fnresults.NewList(), input: map[string]bool{},
 		fns: map[string]*builtins.Function{}, before: map[string][]uint64{}, seed: maphash.MakeSeed(), maxSteps: opts.StarlarkMaxSteps, local: map[string][]*yaml.RNode{}}
 	pkgs, _, err := h.qualify(in)
 	if err != nil {

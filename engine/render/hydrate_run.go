@@ -10,12 +10,10 @@ import (
 	"strings"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/fnrun"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -125,7 +123,7 @@ func (h *hydrator) run(ctx context.Context, dir string, p *prepared, input []*ya
 				return nil, err
 			}
 		}
-		res := functionResult(image, results)
+		res := fnresults.Result{Image: image, Results: fnresults.FromSDK(results)}
 		res.Stderr = builtins.ContainerStderr(stderr.String(), runErr != nil)
 		if runErr != nil {
 			res.ExitCode = 1
@@ -181,7 +179,7 @@ func (h *hydrator) runProcess(ctx context.Context, dir string, p *prepared, inpu
 			if outcome.ExitCode != 0 {
 				h.results.ExitCode = 1
 			}
-			h.results.Items = append(h.results.Items, fnresult.Result{Image: p.image, ExecPath: p.f.Exec,
+			h.results.Items = append(h.results.Items, fnresults.Result{Image: p.image, ExecPath: p.f.Exec,
 				Stderr: outcome.Stderr, ExitCode: outcome.ExitCode, Results: outcome.Results})
 		}
 		var exit *fnrun.ExitError
@@ -330,42 +328,4 @@ func (h *hydrator) readFile(dir, name string) ([]byte, error) {
 		return b, nil
 	}
 	return h.fsys.ReadFile(filepath.Join(h.abs(dir), name))
-}
-
-// functionResult is kpt's record of one function run: its image and what
-// it reported.
-func functionResult(image string, results sdk.Results) fnresult.Result {
-	res := fnresult.Result{Image: image}
-	if len(results) > 0 {
-		if items, err := toFrameworkResults(results); err == nil {
-			res.Results = items
-		}
-	}
-	return res
-}
-
-// toFrameworkResults converts the SDK's results to kpt's result type; the
-// two are field-for-field the same.
-func toFrameworkResults(rs sdk.Results) (framework.Results, error) {
-	out := make(framework.Results, 0, len(rs))
-	for _, r := range rs {
-		if r == nil {
-			continue
-		}
-		fr := &framework.Result{Message: r.Message, Severity: framework.Severity(r.Severity), Tags: r.Tags}
-		if r.ResourceRef != nil {
-			fr.ResourceRef = &yaml.ResourceIdentifier{
-				TypeMeta: yaml.TypeMeta{APIVersion: r.ResourceRef.APIVersion, Kind: r.ResourceRef.Kind},
-				NameMeta: yaml.NameMeta{Name: r.ResourceRef.Name, Namespace: r.ResourceRef.Namespace},
-			}
-		}
-		if r.Field != nil {
-			fr.Field = &framework.Field{Path: r.Field.Path, CurrentValue: r.Field.CurrentValue, ProposedValue: r.Field.ProposedValue}
-		}
-		if r.File != nil {
-			fr.File = &framework.File{Path: r.File.Path, Index: r.File.Index}
-		}
-		out = append(out, fr)
-	}
-	return out, nil
 }

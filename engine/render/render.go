@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	"github.com/kptdev/kpt/pkg/kptfile/kptfileutil"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
@@ -31,7 +31,7 @@ const DefaultImagePrefix = "ghcr.io/kptdev/krm-functions-catalog/"
 // when RenderOptions.KptOnly asks for it. Only tests set it (to kpt's
 // kptops, which links client-go and kubectl: the binary must not), to hold
 // kptbot's hydrator to kpt's output.
-var KptRenderer func(ctx context.Context, fsys filesys.FileSystem, root string, opts RenderOptions) (*fnresult.ResultList, error)
+var KptRenderer func(ctx context.Context, fsys filesys.FileSystem, root string, opts RenderOptions) (*fnresults.List, error)
 
 // Condition values kpt records after a render.
 const (
@@ -74,7 +74,7 @@ type RenderOptions struct {
 type RenderResult struct {
 	// Results are the functions' structured results, as kpt's
 	// FunctionResultList.
-	Results *fnresult.ResultList
+	Results *fnresults.List
 	// Tree is the rendered package.
 	Tree kptpkg.Tree
 	// Added, Removed and Modified list changed files.
@@ -109,7 +109,7 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 	if err != nil {
 		return nil, err
 	}
-	var results *fnresult.ResultList
+	var results *fnresults.List
 	if opts.KptOnly {
 		if KptRenderer == nil {
 			return nil, errors.New("RenderOptions.KptOnly: no KptRenderer (tests install kpt's)")
@@ -188,7 +188,7 @@ func underVCSDir(p string) bool {
 // and why; Results holds what the functions reported.
 type RenderError struct {
 	Err     error
-	Results *fnresult.ResultList
+	Results *fnresults.List
 	// recorded is kpt's own error, which the Kptfile records, when Err
 	// says it better.
 	recorded error
@@ -413,9 +413,9 @@ func recordRendered(ctx context.Context, dir string, in, base kptpkg.Tree, opts 
 }
 
 // WriteResults writes results as results.yaml in dir, as kpt's --results-dir.
-func WriteResults(dir string, results *fnresult.ResultList) (string, error) {
+func WriteResults(dir string, results *fnresults.List) (string, error) {
 	if results == nil {
-		results = fnresult.NewResultList()
+		results = fnresults.NewList()
 	}
 	var buf bytes.Buffer
 	e := yaml.NewEncoderWithOptions(&buf, &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle})

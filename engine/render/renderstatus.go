@@ -2,16 +2,14 @@ package render
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/kptbot/kptbot/engine/kptpkg"
 	"path"
 	"path/filepath"
 	"strings"
 
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
+	"github.com/kptbot/kptbot/engine/fnresults"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -83,9 +81,9 @@ func renderPlan(in kptpkg.Tree) []plannedStep {
 // run is a step with its exit code and results; a function that could
 // not start (not allowed, no runtime for it) or was refused its input is
 // a step with exit code 1 and the execution error; nil when no step ran.
-func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, results *fnresult.ResultList, rerr error) *kptpkg.RenderStatus {
+func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, results *fnresults.List, rerr error) *kptpkg.RenderStatus {
 	plan := renderPlan(in)
-	var items []fnresult.Result
+	var items []fnresults.Result
 	if results != nil {
 		items = results.Items
 	}
@@ -126,18 +124,21 @@ func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, 
 }
 
 // stepResult is kpt's record of a function that ran.
-func stepResult(f kptfilev1.Function, r fnresult.Result) kptpkg.PipelineStepResult {
+func stepResult(f kptfilev1.Function, r fnresults.Result) kptpkg.PipelineStepResult {
 	step := kptpkg.PipelineStepResult{Name: f.Name, Image: withDefaultTag(r.Image), ExecPath: r.ExecPath, Stderr: r.Stderr, ExitCode: r.ExitCode}
 	for _, ri := range r.Results {
 		if ri == nil {
 			continue
 		}
-		item := kptpkg.ResultItem{Message: ri.Message, Severity: ri.Severity, ResourceRef: ri.ResourceRef, File: ri.File, Tags: ri.Tags}
+		item := kptpkg.ResultItem{Message: ri.Message, Severity: string(ri.Severity), ResourceRef: ri.ResourceRef, Tags: ri.Tags}
+		if ri.File != nil {
+			item.File = &kptpkg.ResultFile{Path: ri.File.Path, Index: ri.File.Index}
+		}
 		if ri.Field != nil {
 			item.Field = &kptpkg.ResultField{Path: ri.Field.Path, CurrentValue: scalarString(ri.Field.CurrentValue), ProposedValue: scalarString(ri.Field.ProposedValue)}
 		}
 		step.Results = append(step.Results, item)
-		if ri.Severity == framework.Error {
+		if ri.Severity == fnresults.Error {
 			step.ErrorResults = append(step.ErrorResults, item)
 		}
 	}

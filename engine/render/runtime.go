@@ -9,7 +9,6 @@ import (
 	"github.com/kptbot/kptbot/engine/builtins"
 	"github.com/kptbot/kptbot/engine/fnrun"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"github.com/kptdev/kpt/pkg/fn"
 )
 
 // Runtimes says which function runtimes a render or eval may use; the
@@ -25,6 +24,12 @@ type Runtimes struct {
 	ContainerEngine string
 }
 
+// FunctionRunner runs a function on the ResourceList read from r, writing
+// the ResourceList it returns to w (kpt's fn.FunctionRunner).
+type FunctionRunner interface {
+	Run(r io.Reader, w io.Writer) error
+}
+
 // Runtime is kpt's fn.FunctionRuntime over kptbot's runtimes: built-in
 // first, then exec (left to kpt's runner, which enforces AllowExec), then
 // a container engine; a function none of them can run is an error naming
@@ -35,10 +40,9 @@ type Runtime struct {
 	maxSteps uint64 // starlark's step limit, 0 for the default
 }
 
-var _ fn.FunctionRuntime = Runtime{}
-
-// GetRunner implements kpt's fn.FunctionRuntime.
-func (r Runtime) GetRunner(ctx context.Context, f *kptfilev1.Function) (fn.FunctionRunner, error) {
+// GetRunner is kpt's fn.FunctionRuntime.GetRunner: nil for an exec
+// function (kpt's renderer runs those itself).
+func (r Runtime) GetRunner(ctx context.Context, f *kptfilev1.Function) (FunctionRunner, error) {
 	if f.Exec != "" {
 		return nil, nil // kpt's exec runner, gated by RunnerOptions.AllowExec
 	}

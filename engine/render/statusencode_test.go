@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -35,9 +35,9 @@ func TestMarshalKptfileMatchesWholeEncode(t *testing.T) {
 		switch i % 4 {
 		case 0:
 			r.Field = &kptpkg.ResultField{Path: "metadata.annotations"}
-			r.File = &framework.File{Path: fmt.Sprintf("resources-%04d.yaml", i), Index: i % 3}
+			r.File = &kptpkg.ResultFile{Path: fmt.Sprintf("resources-%04d.yaml", i), Index: i % 3}
 		case 1:
-			r.Severity = framework.Warning
+			r.Severity = string(fnresults.Warning)
 			r.ResourceRef = &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, NameMeta: yaml.NameMeta{Name: fmt.Sprint("cm-", i), Namespace: "ns"}}
 		case 2:
 			r.Tags = map[string]string{"b": "2", "a": "multi\nline"}

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/kptbot/kptbot/engine/builtins"
+	"github.com/kptbot/kptbot/engine/fnresults"
 	"github.com/kptbot/kptbot/engine/kptpkg"
-	fnresult "github.com/kptdev/kpt/pkg/api/fnresult/v1"
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
 	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -47,7 +47,7 @@ var errFallBack = errors.New("render needs the whole package in memory")
 // file, or any failure (the whole-list render then reports it exactly).
 // TestStreamRenderMatchesHydrator holds the two to the same bytes and
 // results.
-func streamRender(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (out kptpkg.Tree, results *fnresult.ResultList, ok bool, err error) {
+func streamRender(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (out kptpkg.Tree, results *fnresults.List, ok bool, err error) {
 	s, ok := newStreamRender(in, opts)
 	if !ok {
 		return nil, nil, false, nil
@@ -121,7 +121,7 @@ func newStreamRender(in kptpkg.Tree, opts RenderOptions) (*streamRenderer, bool)
 	return s, true
 }
 
-func (s *streamRenderer) render(ctx context.Context) (kptpkg.Tree, *fnresult.ResultList, error) {
+func (s *streamRenderer) render(ctx context.Context) (kptpkg.Tree, *fnresults.List, error) {
 	if err := s.list(); err != nil {
 		return nil, nil, err
 	}
@@ -149,7 +149,7 @@ func (s *streamRenderer) render(ctx context.Context) (kptpkg.Tree, *fnresult.Res
 			return nil, nil, errFallBack
 		}
 	}
-	results := fnresult.NewResultList()
+	results := fnresults.NewList()
 	for _, dir := range s.order {
 		for _, steps := range s.steps[dir] {
 			for _, st := range steps {
@@ -163,7 +163,7 @@ func (s *streamRenderer) render(ctx context.Context) (kptpkg.Tree, *fnresult.Res
 						return nil, nil, errFallBack
 					}
 				}
-				results.Items = append(results.Items, functionResult(st.image, found))
+				results.Items = append(results.Items, fnresults.Result{Image: st.image, Results: fnresults.FromSDK(found)})
 			}
 		}
 	}
