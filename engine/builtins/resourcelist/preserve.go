@@ -6,7 +6,6 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
-	"sigs.k8s.io/kustomize/kyaml/order"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -61,7 +60,7 @@ func Preserving(rl *List, p func(*List) error) error {
 			if cerr := copyComments(o, out); cerr != nil {
 				return cerr
 			}
-			if serr := order.SyncOrder(o, out); serr != nil {
+			if serr := syncOrder(orig, out.YNode()); serr != nil {
 				return serr
 			}
 		}
