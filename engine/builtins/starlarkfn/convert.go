@@ -316,11 +316,13 @@ func catalogItems(out interface{}) (fn.KubeObjects, error) {
 	return objs, nil
 }
 
-// directItems encodes each item on its own: the encoder chooses every
-// scalar's style from its value alone and a parsed node re-encodes to the
-// text it came from, so the item's own document is the text the
-// catalog's second encode produces. ok is false when the list holds
-// anything whose encoding might fail, or items that are not mappings.
+// directItems reads each item on its own: its nodes built directly
+// (itemNode), or else its own document encoded and parsed. The encoder
+// chooses every scalar's style from its value alone and a parsed node
+// re-encodes to the text it came from, so an item's own document is the
+// text the catalog's second encode produces. ok is false when the list
+// holds anything whose encoding might fail, or items that are not
+// mappings.
 func directItems(out interface{}) (fn.KubeObjects, bool) {
 	m, ok := out.(map[string]interface{})
 	if !ok {
@@ -344,6 +346,12 @@ func directItems(out interface{}) (fn.KubeObjects, bool) {
 		}
 		if !plainData(it) {
 			return nil, false
+		}
+		if m, ok := it.(map[string]interface{}); ok {
+			if n, ok := itemNode(m); ok {
+				objs = append(objs, fn.MoveToKubeObject(yaml.NewRNode(n)))
+				continue
+			}
 		}
 		b, err := yaml.Marshal(it)
 		if err != nil {
