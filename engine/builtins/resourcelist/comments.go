@@ -13,6 +13,19 @@ import (
 // function's output with its input spent most of its time there.
 // TestCopyCommentsMatchesKyaml holds the two to the same result.
 func copyComments(from, to *yaml.RNode) error {
+	if !anyNode(from.YNode(), commentOrAlias) && !anyNode(to.YNode(), foldedOrAlias) && sameShape(from.YNode(), to.YNode()) {
+		return nil
+	}
+	return walkComments(from, to)
+}
+
+// walkComments is copyComments without its shortcut: the walk changes
+// to only by copying comments from from (through the walk's own copy of
+// it, all the walk adds to) and by turning to's folded scalars double
+// quoted, so with neither a comment in from nor a folded scalar in to it
+// changes nothing; it fails only where paired nodes differ in kind, which
+// sameShape rules out (FuzzCopyCommentsShortcut).
+func walkComments(from, to *yaml.RNode) error {
 	// from must not change; kyaml walks a copy too
 	fromCopy := from.Copy()
 	copyFieldComments(fromCopy, to)
@@ -55,11 +68,71 @@ func inSequence(n *yaml.Node, under bool, has func(*yaml.Node) bool) bool {
 	return false
 }
 
+// sameShape reports whether every pair of nodes the walk could pair has
+// the same kind: maps by key, and any element of one list with any of
+// the other (the schema decides how lists pair).
+func sameShape(f, t *yaml.Node) bool {
+	if f == nil || t == nil {
+		return true
+	}
+	if f.Kind != t.Kind || len(f.Content) > 64 || len(t.Content) > 64 {
+		return false
+	}
+	switch f.Kind {
+	case yaml.MappingNode:
+		if len(f.Content)%2 != 0 || len(t.Content)%2 != 0 {
+			return false
+		}
+		for i := 0; i < len(f.Content); i += 2 {
+			for j := 0; j < len(t.Content); j += 2 {
+				if f.Content[i].Kind != yaml.ScalarNode || t.Content[j].Kind != yaml.ScalarNode {
+					return false
+				}
+				if f.Content[i].Value == t.Content[j].Value && !sameShape(f.Content[i+1], t.Content[j+1]) {
+					return false
+				}
+			}
+		}
+	case yaml.SequenceNode:
+		for _, a := range f.Content {
+			for _, b := range t.Content {
+				if !sameShape(a, b) {
+					return false
+				}
+			}
+		}
+	case yaml.ScalarNode:
+	default:
+		return false
+	}
+	return true
+}
+
+// anyNode reports whether some node of the tree satisfies has.
+func anyNode(n *yaml.Node, has func(*yaml.Node) bool) bool {
+	if n == nil {
+		return false
+	}
+	if has(n) {
+		return true
+	}
+	for _, c := range n.Content {
+		if anyNode(c, has) {
+			return true
+		}
+	}
+	return false
+}
+
 func hasComment(n *yaml.Node) bool {
 	return n.HeadComment != "" || n.LineComment != "" || n.FootComment != ""
 }
 
 func isFolded(n *yaml.Node) bool { return n.Style&yaml.FoldedStyle != 0 }
+
+// commentOrAlias and foldedOrAlias leave trees with aliases to the walk.
+func commentOrAlias(n *yaml.Node) bool { return hasComment(n) || n.Kind == yaml.AliasNode }
+func foldedOrAlias(n *yaml.Node) bool  { return isFolded(n) || n.Kind == yaml.AliasNode }
 
 // commentCopier is kyaml's comments.copier.
 type commentCopier struct{}
