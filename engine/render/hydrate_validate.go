@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 
 	kptfilev1 "github.com/kptdev/kpt/pkg/api/kptfile/v1"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
 // validateKptfile is kpt's Kptfile validation as it reads a package for a
@@ -17,13 +18,7 @@ func (h *hydrator) validateKptfile(dir string, kf *kptfilev1.KptFile) error {
 	if h.fsys == nil {
 		return nil // the streamed render takes only packages whose configs it read
 	}
-	return validateWith(kf.Validate, h.fsys, h.abs(dir))
-}
-
-// validateWith calls kpt's KptFile.Validate, whose package path is of a
-// type internal to kpt: P is inferred from the method.
-func validateWith[P ~string](validate func(filesys.FileSystem, P) error, fsys filesys.FileSystem, dir string) error {
-	return validate(fsys, P(dir))
+	return kptpkg.ValidateFunctions(h.fsys, h.abs(dir), kf)
 }
 
 // validatePipeline is kpt's ValidatePipeline: every configPath names one
