@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -37,58 +38,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// newRootCmd builds the command tree. args is the command line: when its
-// first word names a top-level command, only that command is built (its
-// flags and subcommands), since it is the only one that can run; help,
-// completion and anything else get the whole tree.
+// newRootCmd builds the command tree, or only the top-level command the
+// command line's first word names (help and completion get the whole tree).
 func newRootCmd(stdout, stderr io.Writer, args ...string) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "kptbot",
-		Short:         "kpt package orchestration on git forges, and a kpt-compatible CLI that needs no Docker",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := &cobra.Command{Use: "kptbot", Short: "kpt package orchestration on git forges, and a kpt-compatible CLI that needs no Docker",
+		SilenceUsage: true, SilenceErrors: true}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmds := topCommands()
-	named := ""
-	if len(args) > 0 && slices.ContainsFunc(cmds, func(c topCommand) bool { return c.name == args[0] }) {
-		named = args[0]
-	}
-	for _, c := range cmds {
-		if named == "" || c.name == named {
-			root.AddCommand(c.build())
+	for _, name := range slices.Sorted(maps.Keys(cmds)) {
+		if len(args) == 0 || cmds[args[0]] == nil || args[0] == name {
+			root.AddCommand(cmds[name]())
 		}
 	}
 	return root
 }
 
-// topCommand is a top-level command and how to build it; name is the
-// first word of its Use (TestTopCommandNames).
-type topCommand struct {
-	name  string
-	build func() *cobra.Command
-}
-
-func topCommands() []topCommand {
-	return []topCommand{
-		{"pkg", newPkgCmd}, {"fn", newFnCmd}, {"config", newConfigCmd}, {"rpkg", newRpkgCmd},
-		{"variants", newVariantsCmd}, {"webhook", newWebhookCmd}, {"forge", newForgeCmd},
-		{"version", newVersionCmd}, {"serve", newServeCmd}, {"replay", newReplayCmd},
-		{"plan", newPlanCmd}, {"action", newActionCmd}, {"demo", newDemoCmd},
+// topCommands builds each top-level command, by its Use's first word.
+func topCommands() map[string]func() *cobra.Command {
+	group := func(use, short string, subs ...func() *cobra.Command) func() *cobra.Command {
+		return func() *cobra.Command {
+			c := &cobra.Command{Use: use, Short: short}
+			for _, sub := range subs {
+				c.AddCommand(sub())
+			}
+			return c
+		}
 	}
-}
-
-func newPkgCmd() *cobra.Command {
-	pkg := &cobra.Command{Use: "pkg", Short: "Package operations: init, get, update, diff, list, push"}
-	pkg.AddCommand(newPkgInitCmd(), newPkgGetCmd(), newPkgUpdateCmd(), newPkgDiffCmd(), newPkgListCmd(), newPkgPushCmd())
-	return pkg
-}
-
-func newFnCmd() *cobra.Command {
-	fn := &cobra.Command{Use: "fn", Short: "Function operations: render, eval, list"}
-	fn.AddCommand(newFnRenderCmd(), newFnEvalCmd(), newFnListCmd(), newFnSourceCmd(), newFnSinkCmd())
-	return fn
+	return map[string]func() *cobra.Command{
+		"pkg":    group("pkg", "Package operations: init, get, update, diff, list, push", newPkgInitCmd, newPkgGetCmd, newPkgUpdateCmd, newPkgDiffCmd, newPkgListCmd, newPkgPushCmd),
+		"fn":     group("fn", "Function operations: render, eval, list", newFnRenderCmd, newFnEvalCmd, newFnListCmd, newFnSourceCmd, newFnSinkCmd),
+		"config": newConfigCmd, "rpkg": newRpkgCmd, "variants": newVariantsCmd, "webhook": newWebhookCmd, "forge": newForgeCmd,
+		"version": newVersionCmd, "serve": newServeCmd, "replay": newReplayCmd, "plan": newPlanCmd, "action": newActionCmd, "demo": newDemoCmd,
+	}
 }
 
 // writeJSONTo prints v as indented JSON, the form every -o json takes.

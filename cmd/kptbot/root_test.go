@@ -14,10 +14,10 @@ import (
 // line names it, so its name in topCommands must be the one cobra matches.
 func TestTopCommandNames(t *testing.T) {
 	t.Parallel()
-	for _, c := range topCommands() {
-		cmd := c.build()
-		if cmd.Name() != c.name || len(cmd.Aliases) > 0 {
-			t.Errorf("topCommands lists %q, but the command is named %q (aliases %q)", c.name, cmd.Name(), cmd.Aliases)
+	for name, build := range topCommands() {
+		cmd := build()
+		if cmd.Name() != name || len(cmd.Aliases) > 0 {
+			t.Errorf("topCommands lists %q, but the command is named %q (aliases %q)", name, cmd.Name(), cmd.Aliases)
 		}
 	}
 }

@@ -8,12 +8,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Build metadata, set by the linker (make build, the Dockerfile):
-//
-//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=<sha> -X main.date=<RFC 3339>"
-//
-// These are the one kind of package-level variable the linker can set; the
-// program never assigns them.
+// Build metadata, set by the linker (make build, the Dockerfile: -ldflags
+// "-X main.version=v1.2.3 -X main.commit=<sha> -X main.date=<RFC 3339>"):
+// the one kind of package-level variable there is, never assigned.
 var (
 	version = "dev"
 	commit  = "unknown"
