@@ -38,16 +38,31 @@ func runSetNamespace(rl *resourcelist.List) error {
 // their output is reconciled with the input afterwards.
 
 func runApplyReplacements(rl *resourcelist.List) error {
-	involved, ok := replacementsInvolve(rl.FunctionConfig)
+	involved, r, ok := replacementsInvolve(rl.FunctionConfig)
 	if !ok {
-		return replaceAll(rl)
+		return replaceAll(rl, replacements.ApplyReplacements)
 	}
-	return replaceInvolved(rl, involved)
+	return replaceInvolved(rl, involved, configuredReplacements(r))
 }
 
-// replaceInvolved is apply-replacements on the items involved picks
-// (replacementsInvolve), the others left as they are.
-func replaceInvolved(rl *resourcelist.List, involved func(*yaml.RNode) bool) error {
+// configuredReplacements is the catalog's Replacements.Process with its
+// config already read (replacementsInvolve read the same config and
+// succeeded; reading it again cost as much as the transform).
+func configuredReplacements(r *replacements.Replacements) func(*fn.ResourceList) (bool, error) {
+	return func(frl *fn.ResourceList) (bool, error) {
+		items, err := r.Transform(frl.Items)
+		if err != nil {
+			frl.LogResult(err)
+			return false, nil
+		}
+		frl.Items = items
+		return true, nil
+	}
+}
+
+// replaceInvolved is apply-replacements (process) on the items involved
+// picks (replacementsInvolve), the others left as they are.
+func replaceInvolved(rl *resourcelist.List, involved func(*yaml.RNode) bool, process func(*fn.ResourceList) (bool, error)) error {
 	var sub []*yaml.RNode
 	var at []int
 	for i, it := range rl.Items {
@@ -57,13 +72,13 @@ func replaceInvolved(rl *resourcelist.List, involved func(*yaml.RNode) bool) err
 		}
 	}
 	if len(sub) == len(rl.Items) {
-		return replaceAll(rl)
+		return replaceAll(rl, process)
 	}
 	// The catalog re-serializes every item it is given and the result is
 	// reconciled with the input: resources no replacement can read or
 	// write are left out, and come back exactly as they were.
 	part := &resourcelist.List{APIVersion: rl.APIVersion, Kind: rl.Kind, Items: sub, FunctionConfig: rl.FunctionConfig}
-	err := replaceAll(part)
+	err := replaceAll(part, process)
 	rl.FunctionConfig = part.FunctionConfig
 	rl.Results = append(rl.Results, part.Results...)
 	if err != nil {
@@ -78,8 +93,8 @@ func replaceInvolved(rl *resourcelist.List, involved func(*yaml.RNode) bool) err
 	return nil
 }
 
-func replaceAll(rl *resourcelist.List) error {
-	return resourcelist.Preserving(rl, func(rl *resourcelist.List) error { return resourcelist.RunSDK(rl, replacements.ApplyReplacements) })
+func replaceAll(rl *resourcelist.List, process func(*fn.ResourceList) (bool, error)) error {
+	return resourcelist.Preserving(rl, func(rl *resourcelist.List) error { return resourcelist.RunSDK(rl, process) })
 }
 
 // previousIDAnnotations name a resource's earlier identities, which
@@ -94,28 +109,28 @@ var previousIDAnnotations = []string{
 // configured with cfg, may read (a source: same kind and name) or write (a
 // target: a kind its select pattern matches); ok is false when that cannot
 // be told (a bad config, which the catalog reports, or a selector without
-// a kind).
-func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok bool) {
+// a kind). r is the config as the catalog reads it.
+func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, r *replacements.Replacements, ok bool) {
 	if cfg == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	var r replacements.Replacements
+	r = &replacements.Replacements{}
 	if err := r.Config(fn.CopyToKubeObject(cfg)); err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	var targets []*regexp.Regexp
 	for _, rep := range r.Replacements {
 		if rep.Source != nil && rep.Source.Kind == "" {
-			return nil, false
+			return nil, nil, false
 		}
 		for _, t := range rep.Targets {
 			if t == nil || t.Select == nil || t.Select.Kind == "" {
-				return nil, false
+				return nil, nil, false
 			}
 			// kustomize matches a target's kind as an anchored pattern
 			re, err := regexp.Compile("^(?:" + t.Select.Kind + ")$")
 			if err != nil {
-				return nil, false
+				return nil, nil, false
 			}
 			targets = append(targets, re)
 		}
@@ -132,7 +147,7 @@ func replacementsInvolve(cfg *yaml.RNode) (involved func(*yaml.RNode) bool, ok b
 			}
 		}
 		return false
-	}, true
+	}, r, true
 }
 
 // replacementSources reports which resources may be a replacement's source:

@@ -379,7 +379,7 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 		}
 	}
 	pick := replacementSources(r.Replacements)
-	involved, narrowed := replacementsInvolve(cfg)
+	involved, _, narrowed := replacementsInvolve(cfg)
 	stream := func(sources []*yaml.RNode) *Stream {
 		apply := func(items []*yaml.RNode) (Piece, error) {
 			own := make(map[[3]string]bool, len(items))
@@ -395,9 +395,11 @@ func sourceApplyReplacements(cfg *yaml.RNode) (SourceFunc, func([]*yaml.RNode) *
 			extra := len(list)
 			list = append(list, items...)
 			rl := &resourcelist.List{APIVersion: "config.kubernetes.io/v1", Kind: "ResourceList", Items: list, FunctionConfig: cfg.Copy()}
-			run := replaceAll
+			run := func(rl *resourcelist.List) error { return replaceAll(rl, replacements.ApplyReplacements) }
 			if narrowed {
-				run = func(rl *resourcelist.List) error { return replaceInvolved(rl, involved) }
+				run = func(rl *resourcelist.List) error {
+					return replaceInvolved(rl, involved, replacements.ApplyReplacements)
+				}
 			}
 			if err := run(rl); err != nil {
 				return Piece{}, err

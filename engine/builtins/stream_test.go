@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kptbot/kptbot/engine/builtins/resourcelist"
+	replacements "github.com/kptdev/krm-functions-catalog/functions/go/apply-replacements/replacements"
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -344,10 +345,10 @@ func TestReplacementsLeaveOutUninvolved(t *testing.T) {
 				"functionConfig:\n  apiVersion: fn.kpt.dev/v1alpha1\n  kind: ApplyReplacements\n  metadata: {name: r}\n  " +
 				strings.ReplaceAll(config, "\n", "\n  ") + "\n"
 			whole, part := decode(t, input), decode(t, input)
-			if _, ok := replacementsInvolve(part.FunctionConfig); !ok && name != "value-source" {
+			if _, _, ok := replacementsInvolve(part.FunctionConfig); !ok && name != "value-source" {
 				t.Fatal("replacementsInvolve declined")
 			}
-			werr := replaceAll(whole)
+			werr := replaceAll(whole, replacements.ApplyReplacements)
 			perr := runApplyReplacements(part)
 			if (werr == nil) != (perr == nil) || (werr != nil && werr.Error() != perr.Error()) {
 				t.Fatalf("errors differ: all %v, involved only %v", werr, perr)
