@@ -185,3 +185,36 @@ func PipelineFunctions(p *kptfilev1.Pipeline, mutators bool) []kptfilev1.Functio
 	}
 	return p.Validators
 }
+
+// Kptfiles decodes each distinct Kptfile content once (DecodeKptfile):
+// one render reads the same Kptfiles in several places. The KptFiles it
+// returns are shared and must not be modified. The zero value is ready;
+// a nil *Kptfiles decodes every time.
+type Kptfiles struct {
+	mu      sync.Mutex
+	decoded map[string]*kptfilev1.KptFile
+}
+
+// Decode is DecodeKptfile(name, b), from memory when b was decoded before.
+func (k *Kptfiles) Decode(name string, b []byte) (*kptfilev1.KptFile, error) {
+	if k == nil {
+		return DecodeKptfile(name, b)
+	}
+	k.mu.Lock()
+	kf := k.decoded[string(b)]
+	k.mu.Unlock()
+	if kf != nil {
+		return kf, nil
+	}
+	kf, err := DecodeKptfile(name, b)
+	if err != nil {
+		return nil, err // errors name the file: not shared between names
+	}
+	k.mu.Lock()
+	if k.decoded == nil {
+		k.decoded = map[string]*kptfilev1.KptFile{}
+	}
+	k.decoded[string(b)] = kf
+	k.mu.Unlock()
+	return kf, nil
+}

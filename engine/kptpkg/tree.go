@@ -113,34 +113,18 @@ func (t Tree) Changes(u Tree) (added, removed, modified []string) {
 // SyncDir makes dir hold exactly want, given that it currently holds have
 // (as read by ReadTree). Each file is replaced by rename, so a reader never
 // sees a half-written file; empty directories left behind are removed.
+// Files are written in parallel: creating a file is mostly the kernel
+// allocating its inode, which a second core halves for a small package.
 func SyncDir(dir string, have, want Tree) error {
 	added, removed, modified := have.Changes(want)
-	for _, p := range append(added, modified...) {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(dst), ".kptbot-*")
+	writes := append(added, modified...)
+	errs := make([]error, len(writes))
+	ForEachParallel(len(writes), func(i int) {
+		errs[i] = replaceFile(filepath.Join(dir, filepath.FromSlash(writes[i])), want[writes[i]])
+	})
+	for _, err := range errs {
 		if err != nil {
 			return err
-		}
-		if _, err := tmp.Write(want[p]); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return fmt.Errorf("writing %s: %w", dst, err)
-		}
-		if err := tmp.Close(); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		mode := fs.FileMode(0o644)
-		if fi, err := os.Stat(dst); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		_ = os.Chmod(tmp.Name(), mode)
-		if err := os.Rename(tmp.Name(), dst); err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("replacing %s: %w", dst, err)
 		}
 	}
 	for _, p := range removed {
@@ -202,4 +186,35 @@ func (t Tree) Equal(u Tree) bool {
 		}
 	}
 	return true
+}
+
+// replaceFile writes b to dst through a temporary file renamed over it,
+// keeping dst's permissions (0644 for a new file).
+func replaceFile(dst string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".kptbot-*")
+	if err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(dst); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	_ = tmp.Chmod(mode)
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", dst, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("replacing %s: %w", dst, err)
+	}
+	return nil
 }

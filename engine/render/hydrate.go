@@ -70,7 +70,7 @@ func fastRender(ctx context.Context, fsys filesys.FileSystem, root string, in kp
 	}
 	h := &hydrator{fsys: fsys, root: root, prefix: strings.TrimSuffix(prefix, "/"), opts: opts, results: fnresults.NewList(), input: map[string]bool{},
 		fns: map[string]*builtins.Function{}, before: map[string][]uint64{}, seed: maphash.MakeSeed(), maxSteps: opts.StarlarkMaxSteps, local: map[string][]*yaml.RNode{}}
-	pkgs, _, err := h.qualify(in)
+	pkgs, _, err := h.qualify(in, opts.kptfiles)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (e *pkgReadError) Unwrap() error { return e.err }
 // streamed render may take the package: every function a built-in, depth
 // first order, every configPath present and not possibly .krmignore'd,
 // no Config Connector resource (the whole-list render attributes those).
-func (h *hydrator) qualify(in kptpkg.Tree) (map[string]*kptfilev1.KptFile, bool, error) {
+func (h *hydrator) qualify(in kptpkg.Tree, kfs *kptpkg.Kptfiles) (map[string]*kptfilev1.KptFile, bool, error) {
 	pkgs := map[string]*kptfilev1.KptFile{}
 	streams, ignores, configPaths := true, false, false
 	for p, b := range in {
@@ -120,7 +120,7 @@ func (h *hydrator) qualify(in kptpkg.Tree) (map[string]*kptfilev1.KptFile, bool,
 		if path.Base(p) != kptpkg.KptfileName {
 			continue
 		}
-		kf, err := kptpkg.DecodeKptfile(p, b)
+		kf, err := kfs.Decode(p, b)
 		if err != nil {
 			return nil, false, err
 		}

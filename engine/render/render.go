@@ -68,6 +68,8 @@ type RenderOptions struct {
 	// kpt's Go module, which is beta.61 here, set it, on the cases whose
 	// output depends on that order (TestFastRenderMatchesKpt).
 	subpackagesFirst bool
+
+	kptfiles *kptpkg.Kptfiles // the render's Kptfiles, decoded once
 }
 
 // RenderResult is the outcome of a render.
@@ -90,7 +92,10 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 	if _, ok := in[kptpkg.KptfileName]; !ok {
 		return nil, fmt.Errorf("no Kptfile at the package root: not a kpt package")
 	}
-	if err := checkKptfiles(in, opts.Dir); err != nil {
+	if opts.kptfiles == nil {
+		opts.kptfiles = &kptpkg.Kptfiles{}
+	}
+	if err := checkKptfiles(in, opts.Dir, opts.kptfiles); err != nil {
 		return nil, err
 	}
 	if !opts.KptOnly && !opts.WholeList && !opts.subpackagesFirst {
@@ -150,12 +155,12 @@ func RenderTree(ctx context.Context, in kptpkg.Tree, opts RenderOptions) (*Rende
 // fails the render, as in kpt, rather than being skipped (its resources
 // would silently escape its pipeline and the root's); that failure is a
 // RenderError, which kpt records in the root Kptfile.
-func checkKptfiles(in kptpkg.Tree, dir string) error {
+func checkKptfiles(in kptpkg.Tree, dir string, kfs *kptpkg.Kptfiles) error {
 	for _, p := range in.Paths() {
 		if path.Base(p) != kptpkg.KptfileName || underVCSDir(p) {
 			continue
 		}
-		if _, err := kptpkg.DecodeKptfile(path.Join(filepath.ToSlash(dir), p), in[p]); err != nil {
+		if _, err := kfs.Decode(path.Join(filepath.ToSlash(dir), p), in[p]); err != nil {
 			if p == kptpkg.KptfileName {
 				return err
 			}
@@ -289,6 +294,7 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 	if opts.Dir == "" {
 		opts.Dir = dir
 	}
+	opts.kptfiles = &kptpkg.Kptfiles{}
 	res, rerr := RenderTree(ctx, have, opts)
 	if rerr != nil {
 		rerr = fmt.Errorf("rendering %s: %w", dir, rerr)
@@ -309,7 +315,7 @@ func Render(ctx context.Context, dir string, opts RenderOptions) (*RenderResult,
 		return res, rerr
 	}
 	rs := buildRenderStatus(ctx, have, opts, res.Results, nil)
-	b, err := withRenderStatus(res.Tree[kptpkg.KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionTrue, Reason: ReasonSuccess}, rs)
+	b, err := withRenderStatus(opts.kptfiles, res.Tree[kptpkg.KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionTrue, Reason: ReasonSuccess}, rs)
 	if err != nil {
 		return res, err
 	}
@@ -405,7 +411,7 @@ func restorePipeline(rendered, original []byte) []byte {
 // into the root Kptfile of base (the package as it stays on disk), as kpt.
 func recordRendered(ctx context.Context, dir string, in, base kptpkg.Tree, opts RenderOptions, re *RenderError) error {
 	rs := buildRenderStatus(ctx, in, opts, re.Results, re.kptError())
-	b, err := withRenderStatus(base[kptpkg.KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: renderedMessage(re.kptError(), dir, rs)}, rs)
+	b, err := withRenderStatus(opts.kptfiles, base[kptpkg.KptfileName], kptfilev1.Condition{Type: ConditionRendered, Status: kptfilev1.ConditionFalse, Reason: ReasonFailed, Message: renderedMessage(re.kptError(), dir, rs)}, rs)
 	if err != nil {
 		return err
 	}

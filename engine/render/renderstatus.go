@@ -25,13 +25,13 @@ type plannedStep struct {
 // first, subpackages (sorted) before their parent, or, with the root's
 // kpt.dev/bfs-rendering annotation, the root first and then level by
 // level; each package's mutators, then its validators.
-func renderPlan(in kptpkg.Tree) []plannedStep {
+func renderPlan(in kptpkg.Tree, kfs *kptpkg.Kptfiles) []plannedStep {
 	pkgs := map[string]*kptfilev1.KptFile{}
 	for _, p := range in.Paths() {
 		if path.Base(p) != kptpkg.KptfileName || underVCSDir(p) {
 			continue
 		}
-		kf, err := kptpkg.DecodeKptfile(p, in[p])
+		kf, err := kfs.Decode(p, in[p])
 		if err != nil {
 			continue
 		}
@@ -82,7 +82,7 @@ func renderPlan(in kptpkg.Tree) []plannedStep {
 // not start (not allowed, no runtime for it) or was refused its input is
 // a step with exit code 1 and the execution error; nil when no step ran.
 func buildRenderStatus(ctx context.Context, in kptpkg.Tree, opts RenderOptions, results *fnresults.List, rerr error) *kptpkg.RenderStatus {
-	plan := renderPlan(in)
+	plan := renderPlan(in, opts.kptfiles)
 	var items []fnresults.Result
 	if results != nil {
 		items = results.Items
@@ -237,8 +237,8 @@ type kptfileStatus struct {
 // replaces any earlier one (other conditions stay, in order), the render
 // status replaces any earlier one (none when no step ran), and the Kptfile
 // is written out whole in kpt's field order and layout, as kpt does.
-func withRenderStatus(kptfile []byte, c kptfilev1.Condition, rs *kptpkg.RenderStatus) ([]byte, error) {
-	kf, err := kptpkg.DecodeKptfile(kptpkg.KptfileName, kptfile)
+func withRenderStatus(kfs *kptpkg.Kptfiles, kptfile []byte, c kptfilev1.Condition, rs *kptpkg.RenderStatus) ([]byte, error) {
+	kf, err := kfs.Decode(kptpkg.KptfileName, kptfile)
 	if err != nil {
 		return nil, err
 	}

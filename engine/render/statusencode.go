@@ -24,10 +24,7 @@ func marshalKptfile(kf kptfileWithStatus) ([]byte, error) {
 	if kf.Status == nil || kf.Status.RenderStatus == nil {
 		return yaml.MarshalWithOptions(kf, opts)
 	}
-	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, fmt.Errorf("writing the render status: %w", err)
-	}
+	var nonce [8]byte // drawn for the first long list only (a fresh process's first draw costs)
 	type held struct {
 		token string
 		items []kptpkg.ResultItem
@@ -39,6 +36,9 @@ func marshalKptfile(kf kptfileWithStatus) ([]byte, error) {
 			for _, list := range []*[]kptpkg.ResultItem{&steps[i].Results, &steps[i].ErrorResults} {
 				if len(*list) <= resultsBatch {
 					continue
+				}
+				if len(lists) == 0 {
+					_, _ = rand.Read(nonce[:]) // never fails (crypto/rand since Go 1.24)
 				}
 				token := fmt.Sprintf("kptbot-results-%x-%d", nonce, len(lists))
 				lists = append(lists, held{token, *list})

@@ -98,7 +98,7 @@ func newStreamRender(in kptpkg.Tree, opts RenderOptions) (*streamRenderer, bool)
 		prefix = DefaultImagePrefix
 	}
 	h := &hydrator{root: "/pkg", prefix: strings.TrimSuffix(prefix, "/"), fns: map[string]*builtins.Function{}, seed: maphash.MakeSeed(), tree: in}
-	pkgs, streams, err := h.qualify(in)
+	pkgs, streams, err := h.qualify(in, opts.kptfiles)
 	if err != nil || !streams {
 		return nil, false
 	}
