@@ -13,9 +13,9 @@ import (
 // encoding of an item (yaml.Marshal: indent 2, compact sequences), without
 // the text: the same kinds, tags, styles, values, key order and the line
 // and column each node would be parsed at (decode errors quote them). It
-// covers the usual forms: every scalar on one line, strings of printable
-// ASCII (plain, or quoted for the reasons yaml.v3's encoder and emitter
-// have), keys that are such strings. For anything else ok is false and the
+// covers the usual forms: strings of printable ASCII (plain, or quoted for
+// the reasons yaml.v3's encoder and emitter have, or literal blocks),
+// keys that are one-line such strings. For anything else ok is false and the
 // item takes the text path. TestDirectReadingMatchesCatalog and the fuzz
 // tests hold the two to the same nodes.
 func itemNode(item map[string]interface{}) (*yaml.Node, bool) {
@@ -104,6 +104,16 @@ func (b *nodeBuilder) value(v interface{}, line, col, seqCol, mapCol int) *yaml.
 		}
 		return b.sequence(x, seqCol)
 	}
+	if s, isStr := v.(string); isStr && strings.Contains(s, "\n") {
+		n, lines := literalNode(s)
+		if n == nil {
+			b.ok = false
+			return nil
+		}
+		n.Line, n.Column = line, col
+		b.line += 1 + lines
+		return n
+	}
 	n, ok := scalarNode(v)
 	if !ok {
 		b.ok = false
@@ -112,6 +122,29 @@ func (b *nodeBuilder) value(v interface{}, line, col, seqCol, mapCol int) *yaml.
 	n.Line, n.Column = line, col
 	b.line++
 	return n
+}
+
+// literalNode is a multi-line string value as written (a literal block,
+// "|", "|-" or "|+" by its trailing newlines) and read back, and the
+// lines its content takes below the indicator's, for lines of printable
+// ASCII: without leading space or newline (which would need an
+// indentation indicator) and without a space before a line break or at
+// the end (where the emitter falls back to double quotes). nil for
+// anything else.
+func literalNode(s string) (*yaml.Node, int) {
+	if s[0] == ' ' || s[0] == '\n' || s[len(s)-1] == ' ' || strings.Contains(s, " \n") {
+		return nil, 0
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < 0x20 || s[i] > 0x7e) && s[i] != '\n' {
+			return nil, 0
+		}
+	}
+	lines := strings.Count(s, "\n")
+	if s[len(s)-1] != '\n' {
+		lines++
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Style: yaml.LiteralStyle, Value: s}, lines
 }
 
 // scalarNode is a non-string scalar as yaml.v3's encoder writes it (plain)

@@ -44,7 +44,7 @@ var strs = []string{
 	"plain", "with space", "123", "1.5", "true", "yes", "No", "null", "~", "", "0x1F", "1_000", "2001-12-14",
 	"1:20", "-1:20", "0:unset", "1:2:x", "+1:30.5", "a:b", "a: b", "a:", "a #b", "a#b", "#a", "- a", "-a", "-", "?", "?a", "? a", ":a", ": a",
 	"---", "...x", "a'b", "'a", "\"a", "a\"b", `a\b`, " lead", "trail ", "[a]", "a,b", "{", "&a", "*a", "!a", "|", ">",
-	"%a", "@a", "`a", "<<", "a\nb", "tab\t", "héllo", ".inf", "-.inf", ".nan", "+1", "-0", "0o17", "017", "1e3",
+	"%a", "@a", "`a", "<<", "a\nb", "a\n", "a\n\n", "a\nb\n", "line one\n  indented\n\nlast", "\nlead", " lead\nx", "trail \nx", "x\ntrail ", "a\n\n\n", "a\r\nb", "a\n---\nb", "a\n# c\n", "tab\t", "héllo", ".inf", "-.inf", ".nan", "+1", "-0", "0o17", "017", "1e3",
 	"app.kubernetes.io/name", "registry.example.com/shop/app:1.4.2", "http://x/y?z=1&w=2", strings.Repeat("k", 129),
 }
 
@@ -54,6 +54,7 @@ func TestItemNodeMatchesText(t *testing.T) {
 		for _, m := range []map[string]interface{}{
 			{"apiVersion": "v1", "kind": "X", "v": s},
 			{s: "key", "b": 1},
+			{"a": s, "b": 1, "c": []interface{}{s, "x", []interface{}{s, s}}, "d": map[string]interface{}{"e": s, "f": "g"}},
 			{"l": []interface{}{s, map[string]interface{}{s: s, "x": []interface{}{s}}}, "m": map[string]interface{}{"n": map[string]interface{}{s: []interface{}{}}}},
 		} {
 			if checkItemNode(t, m) {
