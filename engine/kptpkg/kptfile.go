@@ -41,18 +41,38 @@ func DecodeKptfile(name string, b []byte) (*kptfilev1.KptFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid %s: %w", name, err)
 	}
-	kf, err := kptfileutil.DecodeKptfile(bytes.NewReader(b))
-	if err != nil {
-		msg := err.Error()
-		msg = yamlLineErr().ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
-		msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
-		msg = strings.ReplaceAll(msg, "\n", "; ")
-		return nil, fmt.Errorf("invalid %s: %s", name, strings.TrimSpace(msg))
+	kf := decodeV1(b)
+	if kf == nil {
+		if kf, err = kptfileutil.DecodeKptfile(bytes.NewReader(b)); err != nil {
+			msg := err.Error()
+			msg = yamlLineErr().ReplaceAllString(msg, `line $1: unknown field "$2" (not a field of $3)`)
+			msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+			msg = strings.ReplaceAll(msg, "\n", "; ")
+			return nil, fmt.Errorf("invalid %s: %s", name, strings.TrimSpace(msg))
+		}
 	}
 	if err := validateKptfile(kf); err != nil {
 		return nil, fmt.Errorf("invalid %s: %w", name, err)
 	}
 	return kf, nil
+}
+
+// decodeV1 is kptfileutil.DecodeKptfile for a kpt.dev/v1 Kptfile: the
+// same strict decode, without kpt's first pass (a whole parse of the file
+// to read its apiVersion and kind, which the strict decode reads too).
+// It returns nil for anything else, and for aliases and merge keys, which
+// kpt's first pass reads unresolved: kpt's decode words those errors.
+func decodeV1(b []byte) *kptfilev1.KptFile {
+	if bytes.Contains(b, []byte("*")) || bytes.Contains(b, []byte("<<")) {
+		return nil
+	}
+	kf := &kptfilev1.KptFile{}
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	if d.Decode(kf) != nil || kf.APIVersion != kptfilev1.KptFileAPIVersion || kf.Kind != kptfilev1.KptFileKind {
+		return nil
+	}
+	return kf
 }
 
 func validateKptfile(kf *kptfilev1.KptFile) error {
