@@ -70,7 +70,7 @@ func inSequence(n *yaml.Node, under bool, has func(*yaml.Node) bool) bool {
 
 // sameShape reports whether every pair of nodes the walk could pair has
 // the same kind: maps by key, and any element of one list with any of
-// the other (the schema decides how lists pair).
+// the other (the schema decides how lists pair); keys non-empty scalars.
 func sameShape(f, t *yaml.Node) bool {
 	if f == nil || t == nil {
 		return true
@@ -80,14 +80,19 @@ func sameShape(f, t *yaml.Node) bool {
 	}
 	switch f.Kind {
 	case yaml.MappingNode:
-		if len(f.Content)%2 != 0 || len(t.Content)%2 != 0 {
+		// an empty or repeated key trips the walk's field lookup
+		if !uniqueKeys(f) || !uniqueKeys(t) {
 			return false
+		}
+		for _, m := range []*yaml.Node{f, t} {
+			for i := 0; i < len(m.Content); i += 2 {
+				if m.Content[i].Kind != yaml.ScalarNode || m.Content[i].Value == "" {
+					return false
+				}
+			}
 		}
 		for i := 0; i < len(f.Content); i += 2 {
 			for j := 0; j < len(t.Content); j += 2 {
-				if f.Content[i].Kind != yaml.ScalarNode || t.Content[j].Kind != yaml.ScalarNode {
-					return false
-				}
 				if f.Content[i].Value == t.Content[j].Value && !sameShape(f.Content[i+1], t.Content[j+1]) {
 					return false
 				}
