@@ -179,7 +179,7 @@ var quotedStyles = yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle | yaml.Litera
 // keyString is a mapping key that yaml.v3 decodes as a string, as it
 // stays across an encode and a parse (a "<<" could turn into a merge key).
 func keyString(k *yaml.Node) (string, bool) {
-	if k.Kind != yaml.ScalarNode || k.Value == "<<" || k.Style&yaml.FoldedStyle != 0 || !utf8.ValidString(k.Value) {
+	if k.Kind != yaml.ScalarNode || k.Value == "<<" || k.Style&yaml.FoldedStyle != 0 || !utf8.ValidString(k.Value) || !literalReadsBack(k) {
 		return "", false
 	}
 	tag := shortTag(k.Tag)
@@ -203,7 +203,7 @@ func scalarValue(n *yaml.Node) (starlark.Value, bool) {
 	if !utf8.ValidString(n.Value) {
 		return nil, false // the encoder writes !!binary or fails
 	}
-	if n.Style&yaml.FoldedStyle != 0 {
+	if n.Style&yaml.FoldedStyle != 0 || !literalReadsBack(n) {
 		return nil, false // yaml.v3 may not read back what it folded
 	}
 	tag := shortTag(n.Tag)
@@ -254,6 +254,21 @@ func scalarValue(n *yaml.Node) (starlark.Value, bool) {
 		return sv, err == nil
 	}
 	return nil, false
+}
+
+// literalReadsBack: a literal block of printable ASCII lines; yaml.v3
+// writes a tab or other control character into a literal block as it is,
+// which its parser may then refuse.
+func literalReadsBack(n *yaml.Node) bool {
+	if n.Style&yaml.LiteralStyle == 0 {
+		return true
+	}
+	for i := 0; i < len(n.Value); i++ {
+		if c := n.Value[i]; (c < 0x20 || c > 0x7e) && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // plainDecimal parses the common integer form, digits without a sign, a
@@ -367,11 +382,16 @@ func directItems(out interface{}) (fn.KubeObjects, bool) {
 }
 
 // plainData reports whether v holds only what util.Unmarshal makes of
-// Starlark's own data types, which the YAML encoder always writes.
+// Starlark's own data types, which the YAML encoder always writes, and
+// which read back as they were written.
 func plainData(v interface{}) bool {
 	switch x := v.(type) {
-	case nil, bool, int, float64, string:
+	case nil, bool, int, float64:
 		return true
+	case string:
+		// "<<" is written plain and parsed as a merge key, which the
+		// catalog's second encode then writes with its tag
+		return x != "<<"
 	case []interface{}:
 		for _, e := range x {
 			if !plainData(e) {
@@ -381,15 +401,14 @@ func plainData(v interface{}) bool {
 		return true
 	case map[string]interface{}:
 		for k, e := range x {
-			// a "<<" key parses as a merge key, written with its tag then
-			if k == "<<" || !plainData(e) {
+			if !plainData(k) || !plainData(e) {
 				return false
 			}
 		}
 		return true
 	case map[interface{}]interface{}:
 		for k, e := range x {
-			if k == "<<" || !plainData(k) || !plainData(e) {
+			if !plainData(k) || !plainData(e) {
 				return false
 			}
 		}
