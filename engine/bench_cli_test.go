@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
 	"github.com/kptbot/kptbot/engine/kptpkg"
 )
 
@@ -40,136 +40,6 @@ func main() {
 	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, elapsed.Nanoseconds())
 }
 `
-
-// smallPackage is a typical small kpt package: seven resources, comments
-// where people write them (file headers, beside scalar fields), and a
-// catalog pipeline of set-namespace, apply-replacements and starlark. %s
-// are the three functions' references (image: or exec:).
-func smallPackage(setNamespace, applyReplacements, starlark string) kptpkg.Tree {
-	return kptpkg.Tree{
-		kptpkg.KptfileName: []byte(fmt.Sprintf(`apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: app
-info:
-  description: a small web application
-pipeline:
-  mutators:
-    - %s
-      configMap:
-        namespace: shop
-    - %s
-      configPath: replacements.yaml
-    - %s
-      configPath: tier.yaml
-`, setNamespace, applyReplacements, starlark)),
-		"replacements.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
-kind: ApplyReplacements
-metadata:
-  name: image
-  annotations:
-    config.kubernetes.io/local-config: "true"
-replacements:
-  - source:
-      kind: ConfigMap
-      name: app-config
-      fieldPath: data.image
-    targets:
-      - select:
-          kind: Deployment
-        fieldPaths:
-          - spec.template.spec.containers.[name=app].image
-`),
-		"tier.yaml": []byte(`apiVersion: fn.kpt.dev/v1alpha1
-kind: StarlarkRun
-metadata:
-  name: tier
-  annotations:
-    config.kubernetes.io/local-config: "true"
-source: |
-  for r in ctx.resource_list["items"]:
-    r["metadata"].setdefault("labels", {})["tier"] = "web"
-`),
-		"configmap.yaml": []byte(`# Settings the deployment reads.
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: app-config # referenced by the replacement
-data:
-  image: registry.example.com/shop/app:1.4.2
-  LOG_LEVEL: info
-`),
-		"deployment.yaml": []byte(`# The application.
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-  labels:
-    app: shop
-spec:
-  replicas: 3 # three for availability
-  selector:
-    matchLabels:
-      app: shop
-  template:
-    metadata:
-      labels:
-        app: shop
-    spec:
-      serviceAccountName: app
-      containers:
-        - name: app
-          image: app:latest
-          ports:
-            - containerPort: 8080
-          envFrom:
-            - configMapRef:
-                name: app-config
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-`),
-		"service.yaml": []byte(`apiVersion: v1
-kind: Service
-metadata:
-  name: app
-spec:
-  selector:
-    app: shop
-  ports:
-    - port: 80
-      targetPort: 8080
-`),
-		"serviceaccount.yaml": []byte(`apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: app
-`),
-		"hpa.yaml": []byte(`apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: app
-spec:
-  scaleTargetRef:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: app
-  minReplicas: 3
-  maxReplicas: 10
-`),
-		"pdb.yaml": []byte(`apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata:
-  name: app
-spec:
-  minAvailable: 2
-  selector:
-    matchLabels:
-      app: shop
-`),
-	}
-}
 
 // processMeter builds a meter process and returns a function running
 // ARGS through it: peak RSS in MB and wall time in ms.
@@ -219,7 +89,7 @@ func median(xs []float64) float64 {
 // BenchmarkCLIVsKpt measures what users wait for, whole processes side by
 // side in one run, interleaved so machine load falls on both alike:
 // `kptbot version` next to a Go hello-world (the floor of any Go CLI), and
-// `fn render` of a fresh copy of smallPackage by the kptbot CLI (built-in
+// `fn render` of a fresh copy of enginetest.SmallPackage by the kptbot CLI (built-in
 // functions) and by the kpt CLI with exec: binaries built from the same
 // catalog modules. It reports medians over 7 runs per iteration:
 // wall-clock ms and peak RSS MB of each, and kpt's time over kptbot's
@@ -256,8 +126,8 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 	}
 	img := func(name string) string { return "image: ghcr.io/kptdev/krm-functions-catalog/" + name }
 	ex := func(name string) string { return "exec: " + filepath.Join(bins, name) }
-	ours := smallPackage(img("set-namespace:v0.4.5"), img("apply-replacements:v0.1.5"), img("starlark:v0.5.5"))
-	theirs := smallPackage(ex("set-namespace"), ex("apply-replacements"), ex("starlark"))
+	ours := enginetest.SmallPackage(img("set-namespace:v0.4.5"), img("apply-replacements:v0.1.5"), img("starlark:v0.5.5"))
+	theirs := enginetest.SmallPackage(ex("set-namespace"), ex("apply-replacements"), ex("starlark"))
 	kptbot := filepath.Join(bins, "kptbot")
 	dir := filepath.Join(b.TempDir(), "pkg")
 	fresh := func(t kptpkg.Tree) {

@@ -3,11 +3,16 @@ package builtins
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kptbot/kptbot/engine/internal/enginetest"
+	"github.com/kptbot/kptbot/engine/kptpkg"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -243,98 +248,28 @@ func BenchmarkBuiltinPipelineKpt(b *testing.B) {
 	}
 }
 
-// smallPackageItems are the resources of a typical small kpt package (the
-// one engine's BenchmarkCLIVsKpt renders): comments where people write
-// them, kpt's bookkeeping annotations.
-const smallPackageItems = `- apiVersion: v1
-  kind: ConfigMap
-  metadata:
-    name: app-config # referenced by the replacement
-    annotations:
-      config.kubernetes.io/path: configmap.yaml
-  data:
-    image: registry.example.com/shop/app:1.4.2
-    LOG_LEVEL: info
-- apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: app
-    labels:
-      app: shop
-    annotations:
-      config.kubernetes.io/path: deployment.yaml
-  spec:
-    replicas: 3 # three for availability
-    selector:
-      matchLabels:
-        app: shop
-    template:
-      metadata:
-        labels:
-          app: shop
-      spec:
-        serviceAccountName: app
-        containers:
-        - name: app
-          image: app:latest
-          ports:
-          - containerPort: 8080
-          envFrom:
-          - configMapRef:
-              name: app-config
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-- apiVersion: v1
-  kind: Service
-  metadata:
-    name: app
-  spec:
-    selector:
-      app: shop
-    ports:
-    - port: 80
-      targetPort: 8080
-- apiVersion: v1
-  kind: ServiceAccount
-  metadata:
-    name: app
-- apiVersion: autoscaling/v2
-  kind: HorizontalPodAutoscaler
-  metadata:
-    name: app
-  spec:
-    scaleTargetRef:
-      apiVersion: apps/v1
-      kind: Deployment
-      name: app
-    minReplicas: 3
-    maxReplicas: 10
-- apiVersion: policy/v1
-  kind: PodDisruptionBudget
-  metadata:
-    name: app
-  spec:
-    minAvailable: 2
-    selector:
-      matchLabels:
-        app: shop
-`
-
 // BenchmarkSmallPackage runs the small package's pipeline (set-namespace,
 // apply-replacements, starlark) in process, as the renderer calls the
 // built-ins: where a small render spends its time once the process runs.
 func BenchmarkSmallPackage(b *testing.B) {
+	const catalog = "image: ghcr.io/kptdev/krm-functions-catalog/"
+	pkg := enginetest.SmallPackage(catalog+"set-namespace:v0.4.5", catalog+"apply-replacements:v0.1.5", catalog+"starlark:v0.5.5")
+	configs := map[string]bool{kptpkg.KptfileName: true, "replacements.yaml": true, "tier.yaml": true}
 	var items []*yaml.RNode
-	seq := yaml.MustParse(smallPackageItems)
-	for _, n := range seq.YNode().Content {
-		items = append(items, yaml.NewRNode(n))
+	for _, path := range slices.Sorted(maps.Keys(pkg)) {
+		if configs[path] {
+			continue
+		}
+		it := yaml.MustParse(string(pkg[path]))
+		if err := it.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, path)); err != nil {
+			b.Fatal(err)
+		}
+		items = append(items, it)
 	}
 	steps := []struct{ image, config string }{
 		{"ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4.5", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ns\ndata:\n  namespace: shop\n"},
-		{"ghcr.io/kptdev/krm-functions-catalog/apply-replacements:v0.1.5", "apiVersion: fn.kpt.dev/v1alpha1\nkind: ApplyReplacements\nmetadata:\n  name: image\nreplacements:\n- source:\n    kind: ConfigMap\n    name: app-config\n    fieldPath: data.image\n  targets:\n  - select:\n      kind: Deployment\n    fieldPaths:\n    - spec.template.spec.containers.[name=app].image\n"},
-		{"ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5.5", "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: tier\nsource: |\n  for r in ctx.resource_list[\"items\"]:\n    r[\"metadata\"].setdefault(\"labels\", {})[\"tier\"] = \"web\"\n"},
+		{"ghcr.io/kptdev/krm-functions-catalog/apply-replacements:v0.1.5", string(pkg["replacements.yaml"])},
+		{"ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5.5", string(pkg["tier.yaml"])},
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -2,16 +2,19 @@ package builtins
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kptbot/kptbot/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden output.yaml and error.txt files under testdata")
+// update is the module's one -update flag: these golden files are
+// compared here, but refreshed by the same flag as every other package's.
+var update = golden.Update
 
 // TestGolden runs every testdata/<function>/<case>/input.yaml through the
 // built-in named by <function> and compares the ResourceList it writes with
