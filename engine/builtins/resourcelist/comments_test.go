@@ -15,20 +15,9 @@ import (
 // their outputs and against comment-less re-encodings of themselves.
 func TestCopyCommentsMatchesKyaml(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pairs := 0
-	for _, in := range files {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rl, err := Decode(data, nil)
-		if err != nil {
-			continue
-		}
+	for _, g := range goldenLists(t) {
+		in, rl := g.path, g.list
 		items := rl.Items
 		for i, from := range items {
 			for _, to := range []*yaml.RNode{items[(i+1)%len(items)], stripComments(from)} {
@@ -104,19 +93,8 @@ func TestCopyCommentsShortcut(t *testing.T) {
 		}
 		checkCommentsShortcut(t, c[1], c[0])
 	}
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range files {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rl, err := Decode(data, nil)
-		if err != nil {
-			continue
-		}
+	for _, g := range goldenLists(t) {
+		rl := g.list
 		for i, it := range rl.Items {
 			from := stripComments(it).MustString()
 			if checkCommentsShortcut(t, from, rl.Items[(i+1)%len(rl.Items)].MustString()) {
@@ -136,4 +114,32 @@ func FuzzCopyCommentsShortcut(f *testing.F) {
 	f.Fuzz(func(t *testing.T, from, to string) {
 		checkCommentsShortcut(t, from, to)
 	})
+}
+
+// goldenLists are the ResourceLists of the built-ins' golden files (inputs
+// and outputs) that decode: real resources, with the comments, styles and
+// orders the functions meet, for the differential tests against kyaml.
+func goldenLists(t *testing.T) []goldenList {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []goldenList
+	for _, in := range files {
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rl, err := Decode(data, nil); err == nil {
+			out = append(out, goldenList{in, rl})
+		}
+	}
+	return out
+}
+
+// goldenList is one golden file's ResourceList and the file's path.
+type goldenList struct {
+	path string
+	list *List
 }

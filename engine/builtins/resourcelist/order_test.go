@@ -2,8 +2,6 @@ package resourcelist
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,20 +83,9 @@ func TestSyncOrderMatchesKyaml(t *testing.T) {
 		}
 	}
 	// every golden input's resources against each other and themselves
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pairs := 0
-	for _, in := range files {
-		data, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rl, err := Decode(data, nil)
-		if err != nil {
-			continue
-		}
+	for _, g := range goldenLists(t) {
+		rl := g.list
 		for i, from := range rl.Items {
 			to := rl.Items[(i+1)%len(rl.Items)]
 			for _, adopt := range []bool{false, true} {
