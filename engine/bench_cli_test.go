@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,8 +96,11 @@ func median(xs []float64) float64 {
 // wall-clock ms and peak RSS MB of each, and kpt's time over kptbot's
 // (render-speedup-x; the goal is >= 10). With KPTBOT_BASELINE naming an
 // earlier kptbot binary, that binary's version and render run in the same
-// rounds too (base-*), for before/after figures from one run. Skipped
-// cleanly without kpt or the go tool.
+// rounds too (base-*), for before/after figures from one run. deps-only-*
+// is a program that links exactly the third-party packages kptbot imports
+// and prints a line: the start-up those dependencies' package
+// initialisation costs every process, which no change to kptbot's own
+// code can go below. Skipped cleanly without kpt or the go tool.
 func BenchmarkCLIVsKpt(b *testing.B) {
 	if goruntime.GOOS != "linux" {
 		b.Skip("ru_maxrss is in kilobytes on Linux only")
@@ -120,6 +124,7 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 		b.Fatal(err)
 	}
 	build("hello", hello)
+	build("deps", depsOnlyProgram(b))
 	const catalog = "github.com/kptdev/krm-functions-catalog/functions/go/"
 	for _, f := range []string{"set-namespace", "apply-replacements", "starlark"} {
 		build(f, catalog+f)
@@ -138,7 +143,7 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var helloMs, helloMB, verMs, verMB, ourMs, ourMB, kptMs, kptMB, baseVerMs, baseVerMB, baseMs, baseMB []float64
+	var helloMs, helloMB, depsMs, depsMB, verMs, verMB, ourMs, ourMB, kptMs, kptMB, baseVerMs, baseVerMB, baseMs, baseMB []float64
 	base := os.Getenv("KPTBOT_BASELINE")
 	for i := 0; i < b.N*7; i++ {
 		if base != "" {
@@ -150,6 +155,8 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 		}
 		mb, ms := run(b, filepath.Join(bins, "hello"))
 		helloMs, helloMB = append(helloMs, ms), append(helloMB, mb)
+		mb, ms = run(b, filepath.Join(bins, "deps"))
+		depsMs, depsMB = append(depsMs, ms), append(depsMB, mb)
 		mb, ms = run(b, kptbot, "version")
 		verMs, verMB = append(verMs, ms), append(verMB, mb)
 		fresh(ours)
@@ -161,6 +168,8 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 	}
 	b.ReportMetric(median(helloMs), "hello-ms")
 	b.ReportMetric(median(helloMB), "hello-MB")
+	b.ReportMetric(median(depsMs), "deps-only-ms")
+	b.ReportMetric(median(depsMB), "deps-only-MB")
 	b.ReportMetric(median(verMs), "version-ms")
 	b.ReportMetric(median(verMB), "version-MB")
 	b.ReportMetric(median(ourMs), "render-ms")
@@ -174,4 +183,44 @@ func BenchmarkCLIVsKpt(b *testing.B) {
 		b.ReportMetric(median(baseMs), "base-render-ms")
 		b.ReportMetric(median(baseMB), "base-render-MB")
 	}
+}
+
+// depsOnlyProgram writes, inside the module (so its go.mod pins the
+// versions), a main package importing for their side effects exactly the
+// third-party packages kptbot's own packages import, and returns its
+// directory. Go initialises every linked package before main, so this
+// program's start-up is the floor of kptbot's.
+func depsOnlyProgram(b *testing.B) string {
+	b.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module (eq .Module.Path "github.com/kptbot/kptbot")}}{{join .Imports "\n"}}{{end}}`, "../cmd/kptbot").Output()
+	if err != nil {
+		b.Skipf("go list: %v", err)
+	}
+	seen := map[string]bool{}
+	var src strings.Builder
+	src.WriteString("package main\n\nimport (\n\t\"fmt\"\n")
+	for _, imp := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(imp, "/")
+		if seen[imp] || !strings.Contains(first, ".") || strings.HasPrefix(imp, "github.com/kptbot/kptbot") ||
+			strings.Contains(imp, "/internal/") || strings.HasSuffix(imp, "/internal") {
+			continue
+		}
+		seen[imp] = true
+		fmt.Fprintf(&src, "\t_ %q\n", imp)
+	}
+	src.WriteString(")\n\nfunc main() { fmt.Println(\"kptbot\") }\n")
+	dir, err := os.MkdirTemp("..", ".deps-only-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return abs
 }
