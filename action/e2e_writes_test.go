@@ -11,6 +11,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
+	"github.com/kptbot/kptbot/internal/fleettest"
 )
 
 // TestActionWriteMode runs a scheduled `kptbot action` on a repository
@@ -43,7 +44,7 @@ func TestActionWriteMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.repo = forge.Repo{Forge: forge.GitHub, FullName: "acme/site-a", DefaultBranch: "main", CloneURL: w.gh.GitURL + "acme/site-a.git"}
-			w.gh.Seed(w.repo, "main", map[string][]byte{"kptbot.yaml": []byte("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n")})
+			w.gh.Seed(w.repo, "main", map[string][]byte{"kptbot.yaml": []byte(fleettest.Follower("ns"))})
 			var mu sync.Mutex
 			var writes []string
 			w.gh.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {

@@ -111,7 +111,7 @@ func TestFollowerIndexKeptPerRepository(t *testing.T) {
 
 	// A new repository starts following (its first push).
 	newcomer := forge.Repo{Forge: forge.GitHub, FullName: "acme/site-new", DefaultBranch: "main"}
-	fl.fake.Seed(newcomer, "main", map[string][]byte{"kptbot.yaml": []byte("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns-new\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n")})
+	fl.fake.Seed(newcomer, "main", map[string][]byte{"kptbot.yaml": []byte(fleettest.Follower("ns-new"))})
 	if follows(newcomer.FullName) {
 		t.Fatal("followed before anything said so")
 	}

@@ -60,7 +60,7 @@ func TestRemovedOrphanVariantKeepsItsOpenChange(t *testing.T) {
 	t.Parallel()
 	fl := newFleet(t, 1)
 	r := downstream(1)
-	pv := "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: ns-1\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n  deletionPolicy: orphan\n"
+	pv := fleettest.Follower("ns-1") + "  deletionPolicy: orphan\n"
 	fl.pushConfig(r, pv)
 	if n := len(fl.openUpdates(r)); n != 1 {
 		t.Fatalf("%d update changes, want the clone", n)

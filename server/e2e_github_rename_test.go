@@ -50,14 +50,7 @@ func TestGitHubRenamedUpstreamKeepsFollowers(t *testing.T) {
 	}
 	upID := w.gh.RepoID(up)
 	site := forge.Repo{Forge: forge.GitHub, FullName: "acme/edge-2", DefaultBranch: "main"}
-	w.gh.Seed(site, "main", map[string][]byte{"README.md": []byte("site\n"), "kptbot.yaml": []byte(`apiVersion: kptbot.dev/v1alpha1
-kind: PackageVariant
-metadata:
-  name: ns
-spec:
-  upstream: {repo: acme/blueprints, package: basens}
-  downstream: {package: team-ns}
-`)})
+	w.gh.Seed(site, "main", map[string][]byte{"README.md": []byte("site\n"), "kptbot.yaml": []byte(fleettest.Follower("ns"))})
 	if err := w.nodes[0].bot.RefreshIndex(ctx); err != nil {
 		t.Fatal(err)
 	}

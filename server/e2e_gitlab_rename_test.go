@@ -66,14 +66,7 @@ func TestGitLabRenamedUpstreamKeepsFollowers(t *testing.T) {
 	}
 	upID := w.gl.ProjectID(up)
 	site := forge.Repo{Forge: forge.GitLab, FullName: "acme/sites/edge-2", DefaultBranch: "main"}
-	w.gl.Seed(site, "main", map[string][]byte{"README.md": []byte("site\n"), "kptbot.yaml": []byte(`apiVersion: kptbot.dev/v1alpha1
-kind: PackageVariant
-metadata:
-  name: ns
-spec:
-  upstream: {repo: acme/blueprints, package: basens}
-  downstream: {package: team-ns}
-`)})
+	w.gl.Seed(site, "main", map[string][]byte{"README.md": []byte("site\n"), "kptbot.yaml": []byte(fleettest.Follower("ns"))})
 	if err := w.bot.RefreshIndex(ctx); err != nil {
 		t.Fatal(err)
 	}

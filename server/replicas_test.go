@@ -23,6 +23,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/ratelimit"
+	"github.com/kptbot/kptbot/internal/fleettest"
 	"github.com/kptbot/kptbot/porch"
 )
 
@@ -175,7 +176,7 @@ func TestConvergenceAcrossReplicas(t *testing.T) {
 	var downs []forge.Repo
 	for i := 0; i < n; i++ {
 		r := forge.Repo{Forge: forge.GitHub, FullName: fmt.Sprintf("acme/site-%02d", i), DefaultBranch: "main"}
-		w.gh.Seed(r, "main", map[string][]byte{"kptbot.yaml": []byte(fmt.Sprintf("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: site-%02d\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n", i))})
+		w.gh.Seed(r, "main", map[string][]byte{"kptbot.yaml": []byte(fleettest.Follower(fmt.Sprintf("site-%02d", i)))})
 		downs = append(downs, r)
 	}
 	// atLock counts downstreams whose one update PR holds lock.

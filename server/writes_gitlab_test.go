@@ -42,7 +42,7 @@ func TestGitLabWritesPerMergeRequest(t *testing.T) {
 			sites := make([]forge.Repo, n)
 			for i := range sites {
 				sites[i] = forge.Repo{Forge: forge.GitLab, FullName: fmt.Sprintf("acme/sites/edge-%d", i+1), DefaultBranch: "main"}
-				w.gl.Seed(sites[i], "main", map[string][]byte{"kptbot.yaml": []byte(fmt.Sprintf("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: s%d\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n", i+1))})
+				w.gl.Seed(sites[i], "main", map[string][]byte{"kptbot.yaml": []byte(fleettest.Follower(fmt.Sprintf("s%d", i+1)))})
 				sites[i].ID, sites[i].CloneURL = w.gl.ProjectID(sites[i]), w.gl.CloneURL(sites[i])
 			}
 			extra := 0

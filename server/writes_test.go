@@ -14,6 +14,7 @@ import (
 	"github.com/kptbot/kptbot/bot"
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
+	"github.com/kptbot/kptbot/internal/fleettest"
 	"github.com/kptbot/kptbot/review"
 )
 
@@ -69,7 +70,7 @@ func newWritesFanOut(t *testing.T, n int, single bool) *writesFanOut {
 	}
 	f.plain.GitURL = f.w.gh.GitURL
 	for i := 1; i <= n; i++ {
-		f.w.gh.Seed(f.site(i), "main", map[string][]byte{"kptbot.yaml": []byte(fmt.Sprintf("apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: s%d\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n", i))})
+		f.w.gh.Seed(f.site(i), "main", map[string][]byte{"kptbot.yaml": []byte(fleettest.Follower(fmt.Sprintf("s%d", i)))})
 	}
 	client, err := github.NewClient(nil, f.w.gh.URL)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/kptbot/kptbot/forge"
 	"github.com/kptbot/kptbot/forge/github"
 	"github.com/kptbot/kptbot/forge/github/githubtest"
+	"github.com/kptbot/kptbot/internal/fleettest"
 )
 
 // serverConfig writes a token-mode server config for a fake GitHub.
@@ -172,7 +173,7 @@ func TestPlanWritesNothing(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("tagging: %v %v", resp, err)
 	}
-	pv := "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: team-ns\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n"
+	pv := fleettest.Follower("team-ns")
 	gh.Seed(forge.Repo{FullName: "acme/site-a"}, "main", map[string][]byte{"kptbot.yaml": []byte(pv)})
 	cfg := serverConfig(t, gh.URL, ":0")
 	out, stderr, code := kptbot(t, "plan", "--config", cfg, "acme/site-a")

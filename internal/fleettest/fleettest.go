@@ -79,15 +79,7 @@ spec:
 	}
 	for i := 1; i <= downstreams; i++ {
 		r := Downstream(i)
-		pv := fmt.Sprintf(`apiVersion: kptbot.dev/v1alpha1
-kind: PackageVariant
-metadata:
-  name: ns-%d
-spec:
-  upstream: {repo: acme/blueprints, package: basens}
-  downstream: {package: team-ns}
-  labels: {site: site-%d}
-`, i, i)
+		pv := Follower(fmt.Sprintf("ns-%d", i)) + fmt.Sprintf("  labels: {site: site-%d}\n", i)
 		fake.Seed(r, "main", map[string][]byte{"kptbot.yaml": []byte(pv), "README.md": []byte("site\n")})
 		for _, u := range []string{"alice", "dana"} {
 			fake.Perms[r.FullName+":"+u] = forge.PermissionWrite
@@ -99,6 +91,13 @@ spec:
 	fake.Seed(forge.Repo{FullName: "acme/explicit"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
 	fake.Seed(forge.Repo{FullName: "acme/edge-topic"}, "main", map[string][]byte{"README.md": []byte("x\n"), "kptbot.yaml": accept})
 	fake.SetTopics(forge.Repo{FullName: "acme/edge-topic"}, "edge")
+}
+
+// Follower is the kptbot.yaml of a repository following basens into its
+// package team-ns, as the PackageVariant named name.
+func Follower(name string) string {
+	return "apiVersion: kptbot.dev/v1alpha1\nkind: PackageVariant\nmetadata:\n  name: " + name +
+		"\nspec:\n  upstream: {repo: acme/blueprints, package: basens}\n  downstream: {package: team-ns}\n"
 }
 
 // Publish commits revision n of basens with files and tags it basens/vn.
